@@ -1,0 +1,34 @@
+"""passmix: low-budget evaluation of stochastic AI systems.
+
+Fit a Beta mixture to per-task success counts and read off Pass@k, Pass^k and
+AUC@k at any horizon, with delta-method intervals.
+"""
+
+from ._validation import METRICS, DegenerateDataWarning, FitWarning
+from .data import Counts, read_counts
+from .estimators import combinatorial_estimate, direct_estimate, naive_estimate
+from .fit import MixtureFit, fit
+from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
+from .metrics import auc_at_k, metric_value, pass_at_k, pass_hat_k
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "METRICS",
+    "ConfidenceInterval",
+    "Counts",
+    "DegenerateDataWarning",
+    "DeltaMethodResult",
+    "FitWarning",
+    "MixtureFit",
+    "auc_at_k",
+    "combinatorial_estimate",
+    "delta_method",
+    "direct_estimate",
+    "fit",
+    "metric_value",
+    "naive_estimate",
+    "pass_at_k",
+    "pass_hat_k",
+    "read_counts",
+]

@@ -1,0 +1,1133 @@
+"""Per-task success counts and readers for evaluation tables.
+
+A :class:`Counts` holds, for each task *j*, the number of successes ``y_j``
+out of ``m_j`` trials of a stochastic system. :func:`read_counts` builds one
+(or one per group) from a DataFrame or a CSV, JSON Lines or Parquet file in
+any of three layouts: one row per task (*counts*), one row per attempt
+(*long*) or one row per task with one 0/1 column per attempt (*matrix*).
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+from collections.abc import Callable, Hashable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["Counts", "read_counts"]
+
+#: Column names (case-insensitive) recognised by :func:`read_counts`.
+TASK_ALIASES = (
+    "task", "task_id", "problem", "problem_id", "question", "question_id",
+    "instance", "item", "id", "prompt",
+)
+SUCCESSES_ALIASES = ("successes", "y", "correct", "n_correct", "passed", "num_correct")
+TRIALS_ALIASES = (
+    "trials", "m", "attempts", "n", "samples", "num_samples", "questions", "n_trials",
+)
+OUTCOME_ALIASES = (
+    "outcome", "reward", "success", "correct", "passed", "result", "score", "is_correct",
+)
+LAYOUTS = ("auto", "counts", "long", "matrix")
+
+_LINE_READERS = {".csv": ",", ".tsv": "\t"}
+_JSONL = (".jsonl", ".ndjson")
+_PARQUET = (".parquet", ".pq")
+_COMPRESSIONS = (".gz", ".bz2", ".xz", ".zip", ".zst")
+_SUPPORTED = (".csv", ".tsv", ".jsonl", ".ndjson", ".json", ".parquet", ".pq")
+
+_Where = Callable[[int], str]
+
+
+# --------------------------------------------------------------------------
+# formatting helpers
+# --------------------------------------------------------------------------
+
+
+def _py(value: Any) -> Any:
+    """Convert a numpy scalar to the Python scalar it holds."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _fmt(value: Any) -> str:
+    """Show a value or label in an error message."""
+    return repr(_py(value))
+
+
+def _row_where(pos: int) -> str:
+    return f"row {pos}"
+
+
+def _with_tasks(where: _Where, tasks: np.ndarray | None) -> _Where:
+    """Append ``(task 'x')`` to the row description when labels are known."""
+    if tasks is None:
+        return where
+    return lambda pos: f"{where(pos)} (task {_fmt(tasks[pos])})"
+
+
+def _subset_where(where: _Where, positions: np.ndarray) -> _Where:
+    """Describe local positions of a subset by the rows of the full table."""
+    return lambda pos: where(int(positions[pos]))
+
+
+def _frame_where(index: pd.Index, file: str | None, style: str) -> _Where:
+    """Describe a row of a table read from a DataFrame or a file."""
+    if style == "csv":
+        return lambda pos: f"line {pos + 2} of {file}"
+    if style == "lines":
+        return lambda pos: f"line {pos + 1} of {file}"
+    if style == "file":
+        return lambda pos: f"row {pos} of {file}"
+    return lambda pos: f"row {_fmt(index[pos])}"
+
+
+# --------------------------------------------------------------------------
+# validation of counts
+# --------------------------------------------------------------------------
+
+
+def _numeric_1d(values: Any, name: str, where: _Where = _row_where) -> np.ndarray:
+    """Return `values` as a new 1-d int64 or float64 array, or raise TypeError."""
+    if isinstance(values, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray)):
+        dtype = values.dtype
+        if pd.api.types.is_bool_dtype(dtype):
+            raise TypeError(f"{name} must hold counts (whole numbers), got booleans.")
+        if pd.api.types.is_integer_dtype(dtype) and not isinstance(
+            dtype, pd.api.extensions.ExtensionDtype
+        ):
+            return np.array(values, dtype=np.int64)
+        if pd.api.types.is_numeric_dtype(dtype):
+            return np.asarray(values.to_numpy(dtype=np.float64, na_value=np.nan)).copy()
+        values = np.asarray(values, dtype=object)
+    arr = np.array(values)
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-d, got an array of shape {arr.shape}.")
+    kind = arr.dtype.kind
+    if kind == "b":
+        raise TypeError(f"{name} must hold counts (whole numbers), got booleans.")
+    if kind == "i":
+        return arr.astype(np.int64)
+    if kind == "u":
+        if arr.size and arr.max() > np.iinfo(np.int64).max:
+            raise ValueError(f"{name} has a value too large for int64.")
+        return arr.astype(np.int64)
+    if kind == "f":
+        return arr.astype(np.float64)
+    if kind == "O":
+        inferred = pd.api.types.infer_dtype(arr, skipna=True)
+        if inferred in ("integer", "floating", "mixed-integer-float", "decimal", "empty"):
+            return arr.astype(np.float64)
+        for pos, value in enumerate(arr):  # error path: find the culprit
+            if isinstance(value, (bool, np.bool_)) or not (
+                value is None or isinstance(value, numbers.Real)
+            ):
+                raise TypeError(
+                    f"{name} must be numeric; got {_fmt(value)} in {where(pos)}."
+                )
+    raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}.")
+
+
+def _whole(arr: np.ndarray, name: str, where: _Where) -> np.ndarray:
+    """Check that `arr` holds finite, whole, non-negative numbers; return int64."""
+    if arr.dtype.kind == "f":
+        nan = np.isnan(arr)
+        if nan.any():
+            pos = int(np.argmax(nan))
+            raise ValueError(f"{name} has a missing value (NaN) in {where(pos)}.")
+        inf = np.isinf(arr)
+        if inf.any():
+            pos = int(np.argmax(inf))
+            raise ValueError(
+                f"{name} has an infinite value ({_fmt(arr[pos])}) in {where(pos)}."
+            )
+        frac = arr != np.floor(arr)
+        if frac.any():
+            pos = int(np.argmax(frac))
+            raise ValueError(
+                f"{name} must be whole numbers; got {_fmt(arr[pos])} in {where(pos)}."
+            )
+        if (arr >= 2.0**63).any():
+            pos = int(np.argmax(arr >= 2.0**63))
+            raise ValueError(f"{name} value {_fmt(arr[pos])} in {where(pos)} is too large.")
+    neg = arr < 0
+    if neg.any():
+        pos = int(np.argmax(neg))
+        raise ValueError(
+            f"{name} must be non-negative; got {_fmt(arr[pos])} in {where(pos)}."
+        )
+    return arr.astype(np.int64)
+
+
+def _labels(tasks: Any, n: int) -> np.ndarray:
+    """Return task labels as a new 1-d array of length `n`."""
+    if tasks is None:
+        return np.arange(n, dtype=np.int64)
+    if isinstance(tasks, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray)):
+        labels = np.array(tasks.to_numpy(), copy=True)
+    else:
+        labels = np.array(tasks, copy=True)
+    if labels.ndim != 1:
+        raise ValueError(f"tasks must be 1-d, got an array of shape {labels.shape}.")
+    if len(labels) != n:
+        raise ValueError(
+            f"tasks has {len(labels)} labels but there are {n} tasks (successes/trials)."
+        )
+    return labels
+
+
+def _first_duplicate(labels: np.ndarray) -> tuple[int, int] | None:
+    """Position of the first repeated label and how often it appears, or None."""
+    index = pd.Index(labels)
+    if index.is_unique:
+        return None
+    dup = index.duplicated(keep=False)
+    pos = int(np.argmax(dup))
+    return pos, int((index == index[pos]).sum())
+
+
+def _validated(
+    successes: Any,
+    trials: Any,
+    tasks: Any,
+    *,
+    names: tuple[str, str] = ("successes", "trials"),
+    where: _Where = _row_where,
+    label_rows: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate counts and labels; return new int64 y, m and a label array.
+
+    `where` describes a row position; `label_rows` adds the task label to it.
+    """
+    yname, mname = names
+    y = _numeric_1d(successes, yname, where)
+    m = _numeric_1d(trials, mname, where)
+    if len(y) != len(m):
+        raise ValueError(
+            f"{yname} and {mname} must have the same length, got {len(y)} and {len(m)}."
+        )
+    if len(y) == 0:
+        raise ValueError("no tasks: successes and trials are empty.")
+    labels = _labels(tasks, len(y))
+    where = _with_tasks(where, labels if (label_rows and tasks is not None) else None)
+    y = _whole(y, yname, where)
+    m = _whole(m, mname, where)
+    over = y > m
+    if over.any():
+        pos = int(np.argmax(over))
+        raise ValueError(
+            f"{yname} ({y[pos]}) exceeds {mname} ({m[pos]}) in {where(pos)}."
+        )
+    return y, m, labels
+
+
+def _check_rng(rng: Any) -> np.random.Generator:
+    if isinstance(rng, (bool, np.bool_)):
+        raise TypeError(
+            "rng must be a numpy Generator, an int seed or None, got a boolean."
+        )
+    if rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence)):
+        return np.random.default_rng(rng)
+    if isinstance(rng, np.random.Generator):
+        return rng
+    raise TypeError(
+        f"rng must be a numpy Generator, an int seed or None, got {type(rng).__name__}."
+    )
+
+
+def _frozen(arr: np.ndarray) -> np.ndarray:
+    arr.flags.writeable = False
+    return arr
+
+
+# --------------------------------------------------------------------------
+# 0/1 outcomes
+# --------------------------------------------------------------------------
+
+_BINARY_MSG = "must be 0, 1, True, False or NaN (not run)"
+
+
+def _binary_column(col: pd.Series) -> tuple[np.ndarray, int | None]:
+    """Return a column as float (0, 1 or NaN) and the position of a bad value."""
+    dtype = col.dtype
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+        values = np.asarray(col.to_numpy(dtype=np.float64, na_value=np.nan))
+    else:
+        inferred = pd.api.types.infer_dtype(col, skipna=True)
+        if inferred in ("boolean", "integer", "floating", "mixed-integer-float", "empty"):
+            values = np.asarray(
+                pd.to_numeric(col.astype(object)).to_numpy(
+                    dtype=np.float64, na_value=np.nan
+                )
+            )
+        else:  # strings or other objects: the first non-missing one is the culprit
+            missing = np.asarray(col.isna())
+            for pos in np.flatnonzero(~missing):
+                value = col.iloc[pos]
+                ok = isinstance(value, (bool, np.bool_)) or (
+                    isinstance(value, numbers.Real) and value in (0, 1)
+                )
+                if not ok:
+                    return np.full(len(col), np.nan), int(pos)
+            values = np.asarray(
+                pd.to_numeric(col.astype(object)).to_numpy(
+                    dtype=np.float64, na_value=np.nan
+                )
+            )
+    bad = ~np.isnan(values) & (values != 0.0) & (values != 1.0)
+    return values, (int(np.argmax(bad)) if bad.any() else None)
+
+
+def _binary_frame(frame: pd.DataFrame) -> tuple[np.ndarray, tuple[int, int] | None]:
+    """Return a frame as a float matrix of 0/1/NaN and the (row, col) of a bad value."""
+    simple = all(
+        pd.api.types.is_bool_dtype(d) or pd.api.types.is_numeric_dtype(d)
+        for d in frame.dtypes
+    )
+    if simple:
+        values = np.asarray(frame.to_numpy(dtype=np.float64, na_value=np.nan))
+        values = values.reshape(frame.shape)
+        bad = ~np.isnan(values) & (values != 0.0) & (values != 1.0)
+        if bad.any():
+            i, j = np.argwhere(bad)[0]
+            return values, (int(i), int(j))
+        return values, None
+    columns = []
+    first_bad: tuple[int, int] | None = None
+    for j in range(frame.shape[1]):  # loop over columns, not rows
+        values, pos = _binary_column(frame.iloc[:, j])
+        columns.append(values)
+        if pos is not None and (first_bad is None or pos < first_bad[0]):
+            first_bad = (pos, j)
+    return np.column_stack(columns) if columns else np.empty(frame.shape), first_bad
+
+
+def _is_binary(frame: pd.DataFrame) -> bool:
+    """Whether every column is numeric or boolean with values in {0, 1, NaN}."""
+    return frame.shape[1] > 0 and _binary_frame(frame)[1] is None
+
+
+# --------------------------------------------------------------------------
+# Counts
+# --------------------------------------------------------------------------
+
+
+class Counts:
+    """Per-task success counts: ``y_j`` successes of ``m_j`` trials.
+
+    Parameters
+    ----------
+    successes, trials : array_like of int
+        1-d arrays of equal length with whole, non-negative numbers and
+        ``successes <= trials``. Floats with integral values are accepted and
+        converted; booleans and non-numeric values are not. A task with
+        ``trials == 0`` was not run and carries no information.
+    tasks : array_like, optional
+        Unique labels, one per task. Defaults to ``0, 1, ..., J - 1``.
+
+    Attributes
+    ----------
+    successes, trials : ndarray of int64
+        Read-only copies of the counts.
+    tasks : ndarray
+        Read-only copy of the task labels.
+    n_tasks : int
+        Number of tasks ``J``.
+    n_observed : int
+        Number of tasks with at least one trial.
+
+    Raises
+    ------
+    TypeError
+        If the counts are not numeric (or are booleans).
+    ValueError
+        If the data are empty, not 1-d, of different lengths, NaN, infinite,
+        negative or fractional, if ``successes > trials`` anywhere, or if
+        task labels repeat.
+
+    See Also
+    --------
+    read_counts : Build counts from a DataFrame or a file.
+
+    Examples
+    --------
+    >>> from passmix.data import Counts
+    >>> c = Counts([3, 0, 10, 3], [10, 10, 10, 10], tasks=["a", "b", "c", "d"])
+    >>> c
+    Counts(n_tasks=4, n_observed=4, trials=10, mean_success=0.4)
+    >>> c.successes
+    array([ 3,  0, 10,  3])
+    >>> y, m, weight = c.pairs()
+    >>> y, m, weight
+    (array([ 0,  3, 10]), array([10, 10, 10]), array([1, 2, 1]))
+    """
+
+    __slots__ = ("_successes", "_trials", "_tasks")
+
+    def __init__(self, successes: Any, trials: Any, tasks: Any = None) -> None:
+        y, m, labels = _validated(successes, trials, tasks)
+        dup = _first_duplicate(labels)
+        if dup is not None:
+            pos, n = dup
+            raise ValueError(
+                f"task labels must be unique; task {_fmt(labels[pos])} appears {n} times."
+            )
+        self._set(y, m, labels)
+
+    def _set(self, y: np.ndarray, m: np.ndarray, labels: np.ndarray) -> None:
+        self._successes = _frozen(y)
+        self._trials = _frozen(m)
+        self._tasks = _frozen(labels)
+
+    @classmethod
+    def _trusted(cls, y: np.ndarray, m: np.ndarray, labels: np.ndarray) -> Counts:
+        """Build from validated arrays that nobody else holds."""
+        obj = cls.__new__(cls)
+        obj._set(y, m, labels)
+        return obj
+
+    def __getstate__(self) -> dict[str, np.ndarray]:
+        return {
+            "successes": self._successes, "trials": self._trials, "tasks": self._tasks
+        }
+
+    def __setstate__(self, state: dict[str, np.ndarray]) -> None:
+        self._set(
+            np.array(state["successes"]), np.array(state["trials"]), np.array(state["tasks"])
+        )
+
+    # ---------------------------------------------------------------- access
+
+    @property
+    def successes(self) -> np.ndarray:
+        """Successes ``y_j`` per task (read-only int64 array)."""
+        return self._successes
+
+    @property
+    def trials(self) -> np.ndarray:
+        """Trials ``m_j`` per task (read-only int64 array)."""
+        return self._trials
+
+    @property
+    def tasks(self) -> np.ndarray:
+        """Task labels (read-only array)."""
+        return self._tasks
+
+    @property
+    def n_tasks(self) -> int:
+        """Number of tasks ``J``, including tasks with no trials."""
+        return int(self._trials.size)
+
+    @property
+    def n_observed(self) -> int:
+        """Number of tasks with at least one trial."""
+        return int(np.count_nonzero(self._trials))
+
+    def __len__(self) -> int:
+        return self.n_tasks
+
+    def _summary(self) -> dict[str, str]:
+        m = self._trials
+        lo, hi = int(m.min()), int(m.max())
+        observed = m > 0
+        if observed.any():
+            rate = float(np.mean(self._successes[observed] / m[observed]))
+            mean = f"{rate:.3g}"
+        else:
+            mean = "nan"
+        return {
+            "n_tasks": str(self.n_tasks),
+            "n_observed": str(self.n_observed),
+            "trials": str(lo) if lo == hi else f"{lo}-{hi}",
+            "mean_success": mean,
+        }
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v}" for k, v in self._summary().items())
+        return f"Counts({fields})"
+
+    def _repr_html_(self) -> str:
+        rows = "".join(
+            f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>"
+            for k, v in self._summary().items()
+        )
+        return f"<table><caption>Counts</caption>{rows}</table>"
+
+    # ---------------------------------------------------------------- views
+
+    def pairs(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Distinct ``(y, m)`` pairs among observed tasks and their multiplicity.
+
+        Tasks with ``m_j = 0`` are left out. The likelihood of a mixture
+        model depends on the data only through these pairs.
+
+        Returns
+        -------
+        y, m, weight : ndarray of int64
+            Distinct pairs sorted by ``m`` then ``y``, and how many tasks
+            have each pair (``weight.sum() == n_observed``).
+
+        Examples
+        --------
+        >>> from passmix.data import Counts
+        >>> Counts([1, 2, 1, 0], [3, 3, 3, 0]).pairs()
+        (array([1, 2]), array([3, 3]), array([2, 1]))
+        """
+        observed = self._trials > 0
+        if not observed.any():
+            empty = np.empty(0, dtype=np.int64)
+            return empty, empty.copy(), empty.copy()
+        keys = np.column_stack([self._trials[observed], self._successes[observed]])
+        unique, weight = np.unique(keys, axis=0, return_counts=True)
+        return (
+            unique[:, 1].astype(np.int64),
+            unique[:, 0].astype(np.int64),
+            weight.astype(np.int64),
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return the counts as a DataFrame with columns task, successes, trials.
+
+        Examples
+        --------
+        >>> from passmix.data import Counts
+        >>> Counts([1, 2], [3, 4], tasks=["a", "b"]).to_frame()
+          task  successes  trials
+        0    a          1       3
+        1    b          2       4
+        """
+        return pd.DataFrame(
+            {
+                "task": self._tasks.copy(),
+                "successes": self._successes.copy(),
+                "trials": self._trials.copy(),
+            }
+        )
+
+    def subsample(self, m: int, rng: np.random.Generator | int | None = None) -> Counts:
+        """Keep ``min(m, m_j)`` trials of each task, drawn without replacement.
+
+        The successes kept are a hypergeometric draw: the same as shuffling
+        the ``m_j`` recorded attempts of task *j* and keeping the first
+        ``min(m, m_j)``. Useful to study how estimates behave at a smaller
+        budget.
+
+        Parameters
+        ----------
+        m : int
+            Trials to keep per task, ``m >= 1``.
+        rng : numpy.random.Generator or int, optional
+            Random generator or seed.
+
+        Returns
+        -------
+        Counts
+            New counts with the same tasks.
+
+        Examples
+        --------
+        >>> from passmix.data import Counts
+        >>> full = Counts([5000, 10, 0], [10000, 10000, 0])
+        >>> small = full.subsample(10, rng=0)
+        >>> small.trials
+        array([10, 10,  0])
+        >>> bool((small.successes <= small.trials).all())
+        True
+        """
+        if isinstance(m, (bool, np.bool_)) or not isinstance(m, numbers.Integral):
+            raise TypeError(f"m must be an integer >= 1, got {m!r}.")
+        if m < 1:
+            raise ValueError(f"m must be >= 1, got {m}.")
+        gen = _check_rng(rng)
+        y, trials = self._successes, self._trials
+        keep = np.minimum(trials, int(m))
+        drawn = gen.hypergeometric(y, trials - y, keep).astype(np.int64)
+        return Counts._trusted(drawn, keep.astype(np.int64), self._tasks.copy())
+
+    # ---------------------------------------------------------------- builders
+
+    @classmethod
+    def from_matrix(cls, matrix: Any, tasks: Any = None) -> Counts:
+        """Counts from a tasks x trials matrix of 0/1 outcomes.
+
+        Parameters
+        ----------
+        matrix : array_like or DataFrame
+            One row per task, one column per attempt; entries 0, 1, True,
+            False, or NaN for an attempt that was not run. A DataFrame's
+            index becomes the task labels.
+        tasks : array_like, optional
+            Task labels; overrides the DataFrame index.
+
+        Returns
+        -------
+        Counts
+            ``successes`` are the row sums, ``trials`` the non-NaN entries.
+
+        Raises
+        ------
+        ValueError
+            If the matrix is not 2-d, has no rows or holds any other value
+            (the message names row, column and value).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from passmix.data import Counts
+        >>> Counts.from_matrix([[1, 0, 1], [0, 0, np.nan]]).to_frame()
+           task  successes  trials
+        0     0          2       3
+        1     1          0       2
+        """
+        if isinstance(matrix, pd.DataFrame):
+            frame = matrix
+            labels = frame.index if tasks is None else tasks
+            label_rows = True
+        else:
+            arr = np.asarray(matrix)
+            if arr.ndim != 2:
+                raise ValueError(
+                    f"matrix must be 2-d (tasks x trials), got shape {arr.shape}."
+                )
+            frame = pd.DataFrame(arr)
+            labels = tasks
+            label_rows = tasks is not None
+        if frame.shape[0] == 0:
+            raise ValueError("no tasks: the matrix has no rows.")
+        return _matrix_counts(frame, labels, _row_where, label_rows=label_rows)
+
+    @classmethod
+    def from_long(
+        cls, df: pd.DataFrame, task: Hashable = "task", outcome: Hashable = "outcome"
+    ) -> Counts:
+        """Counts from a table with one row per attempt.
+
+        Parameters
+        ----------
+        df : DataFrame
+            One row per attempt.
+        task : str, default "task"
+            Column with the task label. Tasks appear in order of first
+            appearance.
+        outcome : str, default "outcome"
+            Column with 0, 1, True, False (or 0.0 / 1.0); NaN marks an
+            attempt that was not run. A task whose outcomes are all NaN is
+            kept with zero trials.
+
+        Returns
+        -------
+        Counts
+
+        Raises
+        ------
+        ValueError
+            If a column is missing, a task label is missing, or an outcome
+            is not 0/1/NaN.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from passmix.data import Counts
+        >>> df = pd.DataFrame({"task": ["a", "a", "b", "b"],
+        ...                    "outcome": [1.0, 0.0, 1.0, 1.0]})
+        >>> Counts.from_long(df).to_frame()
+          task  successes  trials
+        0    a          1       2
+        1    b          2       2
+        """
+        _require_frame(df)
+        _require_columns(df, {"task": task, "outcome": outcome})
+        if len(df) == 0:
+            raise ValueError("no rows: the table is empty.")
+        return _long_counts(df, task, outcome, _frame_where(df.index, None, "frame"))
+
+    @classmethod
+    def from_table(
+        cls,
+        df: pd.DataFrame,
+        successes: Hashable = "successes",
+        trials: Hashable = "trials",
+        task: Hashable | None = None,
+    ) -> Counts:
+        """Counts from a table with one row per task.
+
+        Parameters
+        ----------
+        df : DataFrame
+            One row per task.
+        successes, trials : str
+            Columns with the counts.
+        task : str, optional
+            Column with the task labels; by default the index is used.
+
+        Returns
+        -------
+        Counts
+
+        Raises
+        ------
+        ValueError
+            If a column is missing, a count is invalid (the message names
+            column, row, value and task) or a task appears twice.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> from passmix.data import Counts
+        >>> df = pd.DataFrame({"problem": ["p1", "p2"], "successes": [3, 0],
+        ...                    "trials": [5, 5]})
+        >>> Counts.from_table(df, task="problem")
+        Counts(n_tasks=2, n_observed=2, trials=5, mean_success=0.3)
+        """
+        _require_frame(df)
+        _require_columns(
+            df, {"successes": successes, "trials": trials, "task": task}
+        )
+        if len(df) == 0:
+            raise ValueError("no rows: the table is empty.")
+        return _table_counts(
+            df, successes, trials, task, _frame_where(df.index, None, "frame")
+        )
+
+
+# --------------------------------------------------------------------------
+# builders shared by the classmethods and read_counts
+# --------------------------------------------------------------------------
+
+
+def _require_frame(df: Any) -> None:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}.")
+
+
+def _require_columns(df: pd.DataFrame, named: dict[str, Any]) -> None:
+    for role, col in named.items():
+        if col is not None and col not in df.columns:
+            raise ValueError(
+                f"{role} column {_fmt(col)} not found; available columns: "
+                f"{[_py(c) for c in df.columns]}."
+            )
+
+
+def _duplicate_error(
+    df: pd.DataFrame,
+    labels: np.ndarray,
+    task: Hashable | None,
+    used: Sequence[Hashable],
+    group: tuple | None,
+) -> ValueError | None:
+    """An error naming a repeated task and the columns that may separate groups."""
+    dup = _first_duplicate(labels)
+    if dup is None:
+        return None
+    pos, n = dup
+    source = f"column {_fmt(task)}" if task is not None else "the index"
+    in_group = f" within group {group!r}" if group is not None else ""
+    repeated = pd.Index(labels).duplicated(keep=False)
+    others = [c for c in df.columns if c not in used]
+    varying = []
+    if others:
+        sub = df.loc[repeated, others]
+        counts = sub.groupby(pd.Index(labels)[repeated], dropna=False).nunique(dropna=False)
+        varying = [c for c in others if (counts[c] > 1).any()]
+    text = [c for c in varying if not pd.api.types.is_numeric_dtype(df[c].dtype)]
+    candidates = text or varying or [
+        c for c in others if not pd.api.types.is_numeric_dtype(df[c].dtype)
+    ]
+    hint = (
+        f"pass group_by={[_py(c) for c in candidates]!r} to read_counts to get one "
+        "Counts per group"
+        if candidates
+        else "pass group_by=<columns identifying each system> to read_counts"
+    )
+    if candidates and task is not None:
+        keys = [df[c] for c in candidates] + [pd.Series(labels, index=df.index)]
+        if (df.groupby(keys, dropna=False).size() > 1).any():
+            hint += (
+                f" (even then task labels repeat: if column {_fmt(task)} is not the "
+                f"one naming instances, pass task=<instance column> and add "
+                f"{_fmt(task)} to group_by)"
+            )
+    return ValueError(
+        f"task {_fmt(labels[pos])} appears {n} times in {source}{in_group}, but a "
+        f"table of counts needs one row per task. It seems to hold several systems "
+        f"or settings: {hint}, or select one of them first."
+    )
+
+
+def _table_counts(
+    df: pd.DataFrame,
+    successes: Hashable,
+    trials: Hashable,
+    task: Hashable | None,
+    where: _Where,
+    *,
+    used: Sequence[Hashable] = (),
+    group: tuple | None = None,
+) -> Counts:
+    labels = df[task] if task is not None else df.index
+    y, m, labels = _validated(
+        df[successes],
+        df[trials],
+        labels,
+        names=(f"column {_fmt(successes)}", f"column {_fmt(trials)}"),
+        where=where,
+        label_rows=task is not None,
+    )
+    err = _duplicate_error(df, labels, task, [*used, successes, trials, task], group)
+    if err is not None:
+        raise err
+    return Counts._trusted(y, m, labels)
+
+
+def _matrix_counts(
+    frame: pd.DataFrame,
+    tasks: Any,
+    where: _Where,
+    *,
+    label_rows: bool = True,
+    task_col: Hashable | None = None,
+    context: pd.DataFrame | None = None,
+    used: Sequence[Hashable] = (),
+    group: tuple | None = None,
+) -> Counts:
+    values, bad = _binary_frame(frame)
+    labels = _labels(tasks, frame.shape[0])
+    where = _with_tasks(where, labels if label_rows else None)
+    if bad is not None:
+        i, j = bad
+        raise ValueError(
+            f"matrix value {_fmt(frame.iat[i, j])} in {where(i)}, column "
+            f"{_fmt(frame.columns[j])} {_BINARY_MSG}."
+        )
+    run = ~np.isnan(values)
+    y = np.where(run, values, 0.0).sum(axis=1).astype(np.int64)
+    m = run.sum(axis=1).astype(np.int64)
+    if context is None:
+        dup = _first_duplicate(labels)
+        if dup is not None:
+            pos, n = dup
+            raise ValueError(
+                f"task labels must be unique; task {_fmt(labels[pos])} appears {n} times."
+            )
+    else:
+        err = _duplicate_error(
+            context, labels, task_col, [*used, *frame.columns, task_col], group
+        )
+        if err is not None:
+            raise err
+    return Counts._trusted(y, m, labels)
+
+
+def _long_counts(
+    df: pd.DataFrame, task: Hashable, outcome: Hashable, where: _Where
+) -> Counts:
+    codes, uniques = pd.factorize(df[task], sort=False, use_na_sentinel=True)
+    if (codes < 0).any():
+        pos = int(np.argmax(codes < 0))
+        raise ValueError(f"column {_fmt(task)} has a missing task label in {where(pos)}.")
+    values, bad = _binary_column(df[outcome])
+    if bad is not None:
+        raise ValueError(
+            f"column {_fmt(outcome)} has value {_fmt(df[outcome].iloc[bad])} in "
+            f"{where(bad)} (task {_fmt(df[task].iloc[bad])}); outcomes {_BINARY_MSG}."
+        )
+    run = ~np.isnan(values)
+    n = len(uniques)
+    y = np.bincount(codes, weights=np.where(run, values, 0.0), minlength=n)
+    m = np.bincount(codes, weights=run.astype(np.float64), minlength=n)
+    labels = np.array(uniques.to_numpy() if hasattr(uniques, "to_numpy") else uniques)
+    return Counts._trusted(
+        np.rint(y).astype(np.int64), np.rint(m).astype(np.int64), labels
+    )
+
+
+# --------------------------------------------------------------------------
+# read_counts
+# --------------------------------------------------------------------------
+
+
+def _read_file(path: Path) -> tuple[pd.DataFrame, str]:
+    """Read a supported file; return the frame and the row-numbering style."""
+    if not path.exists():
+        raise FileNotFoundError(f"no such file: '{path}'.")
+    suffixes = [s.lower() for s in path.suffixes]
+    if len(suffixes) >= 2 and suffixes[-1] in _COMPRESSIONS:
+        suffixes = suffixes[:-1]
+    ext = suffixes[-1] if suffixes else ""
+    if ext not in _SUPPORTED:
+        raise ValueError(
+            f"unknown file extension {ext or path.name!r} of '{path}'; supported: "
+            f"{', '.join(_SUPPORTED)} (optionally compressed), or pass a DataFrame."
+        )
+    try:
+        if ext in _LINE_READERS:
+            return pd.read_csv(path, sep=_LINE_READERS[ext]), "csv"
+        if ext in _JSONL:
+            return _read_json(path, lines=True), "lines"
+        if ext == ".json":
+            try:  # a JSON document (records, columns, ...) or else JSON Lines
+                return _read_json(path, lines=False), "file"
+            except ValueError:
+                return _read_json(path, lines=True), "lines"
+        return pd.read_parquet(path), "file"
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"no rows: '{path}' is empty.") from None
+
+
+def _read_json(path: Path, *, lines: bool) -> pd.DataFrame:
+    return pd.read_json(path, lines=lines)
+
+
+def _find(columns: Sequence[Hashable], aliases: Sequence[str]) -> Hashable | None:
+    """First column matching an alias (case-insensitive), in alias order."""
+    lowered: dict[str, Hashable] = {}
+    for col in columns:
+        if isinstance(col, str):
+            lowered.setdefault(col.strip().lower(), col)
+    for alias in aliases:
+        if alias in lowered:
+            return lowered[alias]
+    return None
+
+
+def _layout_error(columns: list, group_cols: list) -> ValueError:
+    grouped = f" (grouping by {group_cols})" if group_cols else ""
+    return ValueError(
+        f"cannot tell the layout of a table with columns {columns}{grouped}. Expected "
+        f"a successes column ({', '.join(SUCCESSES_ALIASES)}) and a trials column "
+        f"({', '.join(TRIALS_ALIASES)}) for layout='counts'; an outcome column "
+        f"({', '.join(OUTCOME_ALIASES)}) for layout='long'; or only 0/1/NaN columns "
+        f"besides the task and group columns for layout='matrix'. Pass layout= and "
+        f"the column names, e.g. read_counts(source, layout='counts', "
+        f"successes='n_pass', trials='n_runs', task='problem'), or group_by= for "
+        f"columns that identify systems."
+    )
+
+
+def read_counts(
+    source: pd.DataFrame | str | os.PathLike,
+    *,
+    layout: str = "auto",
+    group_by: Hashable | Sequence[Hashable] | None = None,
+    task: Hashable | None = None,
+    successes: Hashable | None = None,
+    trials: Hashable | None = None,
+    outcome: Hashable | None = None,
+) -> Counts | dict[tuple, Counts]:
+    """Read per-task success counts from a table or a file.
+
+    Parameters
+    ----------
+    source : DataFrame, str or path
+        A DataFrame (not modified), or a ``.csv``, ``.tsv``, ``.jsonl``,
+        ``.ndjson``, ``.json`` or ``.parquet`` / ``.pq`` file (text files may
+        be compressed, e.g. ``.csv.gz``).
+    layout : {"auto", "counts", "long", "matrix"}, default "auto"
+        ``"counts"``: one row per task with a successes and a trials column.
+        ``"long"``: one row per attempt with a 0/1 outcome column (NaN = not
+        run). ``"matrix"``: one row per task and one 0/1/NaN column per
+        attempt. ``"auto"`` decides from the column names (case-insensitive):
+        *counts* if successes-like (successes, y, correct, n_correct, passed,
+        num_correct) and trials-like (trials, m, attempts, n, samples,
+        num_samples, questions, n_trials) columns exist; else *long* if an
+        outcome-like column exists (outcome, reward, success, correct, passed,
+        result, score, is_correct); else *matrix* if all remaining columns
+        hold only 0, 1 and NaN.
+    group_by : str or list of str, optional
+        Columns identifying systems or settings. If given, return one
+        :class:`Counts` per group, keyed by tuples of group values (1-tuples
+        for a single column) in sorted order.
+    task : str, optional
+        Task label column. By default the first of task, task_id, problem,
+        problem_id, question, question_id, instance, item, id, prompt that is
+        not a group column. Without one, the row index labels the tasks
+        (required for the long layout).
+    successes, trials, outcome : str, optional
+        Column names overriding detection; ``successes``/``trials`` imply the
+        counts layout, ``outcome`` the long layout.
+
+    Returns
+    -------
+    Counts or dict of tuple to Counts
+        A single :class:`Counts`, or one per group if `group_by` is given.
+
+    Raises
+    ------
+    FileNotFoundError
+        If `source` is a path that does not exist.
+    ValueError
+        For an unknown file extension or layout, a named column that does not
+        exist, an undetectable layout, no rows, invalid counts or outcomes
+        (the message names column, row, value and task), or a task repeated
+        in a counts or matrix table (the message suggests `group_by`).
+
+    See Also
+    --------
+    Counts.from_table, Counts.from_long, Counts.from_matrix
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from passmix.data import read_counts
+    >>> df = pd.DataFrame({"model": ["A", "A", "B", "B"],
+    ...                    "problem": ["p1", "p2", "p1", "p2"],
+    ...                    "n_correct": [3, 10, 0, 7], "attempts": [10] * 4})
+    >>> groups = read_counts(df, group_by="model")
+    >>> groups[("A",)]
+    Counts(n_tasks=2, n_observed=2, trials=10, mean_success=0.65)
+    >>> list(groups)
+    [('A',), ('B',)]
+
+    One row per attempt:
+
+    >>> long = pd.DataFrame({"task_id": [0, 0, 1, 1], "reward": [1.0, 0.0, 0.0, 0.0]})
+    >>> read_counts(long).successes
+    array([1, 0])
+    """
+    if not isinstance(layout, str) or layout.lower() not in LAYOUTS:
+        raise ValueError(
+            f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}."
+        )
+    layout = layout.lower()
+
+    if isinstance(source, pd.DataFrame):
+        df, style, name = source, "frame", None
+    elif isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        df, style = _read_file(path)
+        name = f"'{path.name}'"
+    else:
+        raise TypeError(
+            f"source must be a DataFrame or a path to a file, got {type(source).__name__}."
+        )
+    columns = list(df.columns)
+    shown = [_py(c) for c in columns]
+
+    if group_by is None:
+        group_cols: list = []
+    elif isinstance(group_by, (str, tuple)) or not pd.api.types.is_list_like(group_by):
+        group_cols = [group_by]
+    else:
+        group_cols = list(group_by)
+    for col in group_cols:
+        if col not in df.columns:
+            raise ValueError(
+                f"group_by column {_fmt(col)} not found; available columns: {shown}."
+            )
+    _require_columns(
+        df, {"task": task, "successes": successes, "trials": trials, "outcome": outcome}
+    )
+    named = [c for c in (task, successes, trials, outcome) if c is not None]
+    clash = [c for c in named if c in group_cols] + [
+        c for c in set(named) if named.count(c) > 1
+    ]
+    if clash:
+        raise ValueError(
+            f"column {_fmt(clash[0])} is used for two roles; task, successes, trials, "
+            f"outcome and group_by columns must differ."
+        )
+    if len(df) == 0:
+        raise ValueError(f"no rows: the table{' ' + name if name else ''} is empty.")
+
+    free = [c for c in columns if c not in group_cols and c not in named]
+    if task is None:
+        task = _find(free, TASK_ALIASES)
+        free = [c for c in free if c != task]
+
+    # ---- decide the layout
+    if successes is not None or trials is not None:
+        if layout not in ("auto", "counts"):
+            raise ValueError(
+                f"successes= and trials= apply to layout='counts', not {layout!r}."
+            )
+        layout = "counts"
+    if outcome is not None:
+        if layout not in ("auto", "long"):
+            raise ValueError(f"outcome= applies to layout='long', not {layout!r}.")
+        layout = "long"
+
+    if layout in ("auto", "counts"):
+        y_col = successes if successes is not None else _find(free, SUCCESSES_ALIASES)
+        m_col = trials if trials is not None else _find(
+            [c for c in free if c != y_col], TRIALS_ALIASES
+        )
+        if y_col is not None and m_col is not None:
+            layout = "counts"
+        elif layout == "counts":
+            missing = "successes" if y_col is None else "trials"
+            aliases = SUCCESSES_ALIASES if y_col is None else TRIALS_ALIASES
+            raise ValueError(
+                f"layout='counts' needs a {missing} column: none of "
+                f"{', '.join(aliases)} found among columns {shown}; pass {missing}=."
+            )
+    if layout in ("auto", "long"):
+        o_col = outcome if outcome is not None else _find(free, OUTCOME_ALIASES)
+        if o_col is not None:
+            layout = "long"
+        elif layout == "long":
+            raise ValueError(
+                f"layout='long' needs an outcome column: none of "
+                f"{', '.join(OUTCOME_ALIASES)} found among columns {shown}; pass outcome=."
+            )
+    if layout == "auto":
+        if not _is_binary(df[free]):
+            raise _layout_error(shown, [_py(c) for c in group_cols])
+        layout = "matrix"
+    if layout == "long" and task is None:
+        raise ValueError(
+            f"layout='long' needs a task column: none of {', '.join(TASK_ALIASES)} "
+            f"found among columns {shown}; pass task=."
+        )
+    if layout == "matrix" and not free:
+        raise ValueError(
+            f"layout='matrix' needs at least one outcome column besides the task and "
+            f"group columns; columns are {shown}."
+        )
+
+    where = _frame_where(df.index, name, style)
+
+    def build(sub: pd.DataFrame, sub_where: _Where, group: tuple | None) -> Counts:
+        if layout == "counts":
+            return _table_counts(
+                sub, y_col, m_col, task, sub_where, used=group_cols, group=group
+            )
+        if layout == "long":
+            return _long_counts(sub, task, o_col, sub_where)
+        labels = sub[task] if task is not None else sub.index
+        return _matrix_counts(
+            sub[free],
+            labels,
+            sub_where,
+            label_rows=task is not None,
+            task_col=task,
+            context=sub,
+            used=group_cols,
+            group=group,
+        )
+
+    if not group_cols:
+        return build(df, where, None)
+
+    for col in group_cols:
+        missing = np.asarray(df[col].isna())
+        if missing.any():
+            pos = int(np.argmax(missing))
+            raise ValueError(
+                f"group_by column {_fmt(col)} has a missing value in {where(pos)}."
+            )
+    groups = df.groupby(group_cols, sort=False).indices  # key -> row positions
+    try:
+        keys = sorted(groups)
+    except TypeError:  # labels of mixed types: keep order of first appearance
+        keys = list(groups)
+    out: dict[tuple, Counts] = {}
+    for key in keys:
+        positions = np.asarray(groups[key])
+        tkey = tuple(_py(k) for k in (key if isinstance(key, tuple) else (key,)))
+        sub = df.iloc[positions]
+        out[tkey] = build(sub, _subset_where(where, positions), tkey)
+    return out

@@ -1,0 +1,398 @@
+"""Direct estimators of Pass@k, Pass^k and AUC@k from per-task success counts.
+
+Two baselines that need no model (FORMULAS.md, section 4):
+
+* the naive plug-in, which substitutes ``p̂_j = y_j / m_j`` into the
+  population formulas (defined at any horizon, biased for k > 1);
+* the combinatorial estimator, unbiased but defined only for ``k <= m_j``.
+
+Both average over the tasks that were run (``m_j > 0``) and work on the
+distinct ``(y_j, m_j)`` pairs, so their cost does not grow with the number of
+tasks, nor with the horizon ``k``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.special import gammaln
+
+from passmix._validation import DegenerateDataWarning, check_k, check_metric
+
+__all__ = ["combinatorial_estimate", "direct_estimate", "naive_estimate"]
+
+METHODS = ("naive", "combinatorial")
+
+
+# --------------------------------------------------------------------------
+# input validation
+# --------------------------------------------------------------------------
+def _counts_iv(counts) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(successes, trials)`` as validated 1-d int64 copies.
+
+    Accepts an object with ``.successes`` and ``.trials`` attributes (such as
+    ``passmix.data.Counts``) or a tuple ``(successes, trials)`` of array-likes.
+    """
+    if hasattr(counts, "successes") and hasattr(counts, "trials"):
+        raw = (counts.successes, counts.trials)
+    elif isinstance(counts, tuple) and len(counts) == 2:
+        raw = counts
+    else:
+        raise TypeError(
+            "counts must have .successes and .trials attributes or be a tuple "
+            f"(successes, trials); got {type(counts).__name__}."
+        )
+    out = []
+    for name, x in zip(("successes", "trials"), raw):
+        a = np.atleast_1d(np.asarray(x))
+        if a.ndim != 1:
+            raise ValueError(f"{name} must be 1-d, got shape {a.shape}.")
+        if a.dtype.kind not in "iuf":
+            raise TypeError(f"{name} must be numeric, got dtype {a.dtype}.")
+        if a.dtype.kind == "f":
+            bad = ~np.isfinite(a) | (a != np.round(a))
+            if bad.any():
+                raise ValueError(f"{name} must be whole numbers, got {a[bad][0].item()!r}.")
+        if (a < 0).any():
+            raise ValueError(f"{name} must be non-negative, got {a[a < 0][0].item()!r}.")
+        out.append(a.astype(np.int64))
+    y, m = out
+    if y.size != m.size:
+        raise ValueError(
+            f"successes and trials must have equal lengths, got {y.size} and {m.size}."
+        )
+    if y.size == 0:
+        raise ValueError("counts are empty; give at least one task.")
+    over = np.flatnonzero(y > m)
+    if over.size:
+        i = over[0]
+        raise ValueError(
+            f"successes must not exceed trials, but task {i} has "
+            f"{y[i]} successes of {m[i]} trials."
+        )
+    return y, m
+
+
+def _distinct_pairs(y: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Group the observed tasks (``m_j > 0``) by distinct ``(y, m)`` pair.
+
+    Returns the distinct successes and trials and the number of tasks with
+    each pair, as column vectors of shape (G, 1) ready to broadcast against
+    a row of horizons.
+    """
+    seen = m > 0
+    if not seen.any():
+        raise ValueError(f"no task has any trial (all {m.size} tasks have m_j = 0).")
+    if not seen.all():
+        warnings.warn(
+            f"{m.size - seen.sum()} of {m.size} tasks have no trials (m_j = 0) and are "
+            f"excluded; the estimate averages over the {seen.sum()} tasks that were run.",
+            DegenerateDataWarning,
+            stacklevel=3,
+        )
+    y, m = y[seen], m[seen]
+    key = y * (m.max() + 1) + m
+    _, first, count = np.unique(key, return_index=True, return_counts=True)
+    return y[first][:, None], m[first][:, None], count[:, None]
+
+
+def _average(per_pair: np.ndarray, count: np.ndarray, scalar: bool) -> float | np.ndarray:
+    """Task-weighted mean over pairs, clipped to [0, 1]; float for scalar k."""
+    est = np.clip((per_pair * count).sum(axis=0) / count.sum(), 0.0, 1.0)
+    return float(est[0]) if scalar else est
+
+
+# --------------------------------------------------------------------------
+# naive plug-in
+# --------------------------------------------------------------------------
+def _naive(y: np.ndarray, m: np.ndarray, metric: str, k: np.ndarray) -> np.ndarray:
+    """Per-pair naive values, shape (G, K), for column pairs and row horizons."""
+    p = y / m
+    if metric == "pass^k":
+        return p**k
+    # log(1 - p), with -inf at p = 1 so that (1 - p)^k = exp(k log(1 - p)) = 0.
+    log_q = np.full_like(p, -np.inf)
+    np.log1p(-p, out=log_q, where=p < 1)
+    pass_at = -np.expm1(k * log_q)  # 1 - (1 - p)^k, accurate for small p
+    if metric == "pass@k":
+        return pass_at
+    # AUC@k = 1 - (1/k) sum_{r=1..k} q^r, and sum_{r=1..k} q^r = q (1 - q^k) / p.
+    safe_p = np.where(p > 0, p, 1.0)
+    return np.where(p > 0, 1.0 - (1.0 - p) * pass_at / (safe_p * k), 0.0)
+
+
+def naive_estimate(counts, metric: str, k) -> float | np.ndarray:
+    r"""Naive plug-in estimate of Pass@k, Pass^k or AUC@k.
+
+    Parameters
+    ----------
+    counts : Counts or tuple of array_like
+        Per-task successes ``y_j`` and trials ``m_j``: an object with
+        ``.successes`` and ``.trials`` attributes, or a tuple
+        ``(successes, trials)``. Tasks with ``m_j = 0`` are excluded.
+    metric : {"pass@k", "pass^k", "auc@k"}
+        The metric (aliases such as ``"pass_at_k"`` are accepted).
+    k : int or array_like of int
+        Horizon(s), each ``>= 1``; any size, also far beyond ``m_j``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The estimate; a float for scalar `k`, else an array of shape ``(K,)``.
+
+    Raises
+    ------
+    ValueError
+        For invalid counts, metric or horizons, or if no task has any trial.
+
+    Warns
+    -----
+    DegenerateDataWarning
+        If some tasks have ``m_j = 0`` and are left out of the average.
+
+    See Also
+    --------
+    combinatorial_estimate : the unbiased estimator, for ``k <= m_j``.
+
+    Notes
+    -----
+    With ``p̂_j = y_j / m_j`` and ``J`` tasks with ``m_j > 0``:
+
+    .. math::
+
+        \mathrm{Pass^k} = \frac1J \sum_j \hat p_j^k, \qquad
+        \mathrm{Pass@k} = \frac1J \sum_j [1 - (1 - \hat p_j)^k], \qquad
+        \mathrm{AUC@k} = \frac1k \sum_{r=1}^k \mathrm{Pass@r}.
+
+    AUC@k uses the geometric sum
+    :math:`\sum_{r=1}^k q^r = q (1 - q^k) / (1 - q)`, so its cost does not
+    depend on `k`. By Jensen's inequality the estimator is biased for
+    ``k > 1``: Pass^k upwards, Pass@k and AUC@k downwards.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.estimators import naive_estimate
+    >>> counts = (np.array([2, 0, 4]), np.array([4, 4, 4]))
+    >>> naive_estimate(counts, "pass@k", 1)
+    0.5
+    >>> round(naive_estimate(counts, "pass@k", 2), 4)
+    0.5833
+    >>> naive_estimate(counts, "pass^k", [1, 2, 3]).round(4)
+    array([0.5   , 0.4167, 0.375 ])
+    >>> round(naive_estimate(counts, "auc@k", 10**6), 4)
+    0.6667
+    """
+    metric = check_metric(metric)
+    ks, scalar = check_k(k)
+    y, m, count = _distinct_pairs(*_counts_iv(counts))
+    return _average(_naive(y, m, metric, ks[None, :]), count, scalar)
+
+
+# --------------------------------------------------------------------------
+# combinatorial (unbiased)
+# --------------------------------------------------------------------------
+_HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
+_SHORT_PRODUCT = 32  # below this many factors, multiply the ratio out
+
+
+def _stirling_rest(x: np.ndarray) -> np.ndarray:
+    """``log Γ(x) - [(x - 1/2) log x - x + log(2π)/2]`` for ``x >= 1``."""
+    out = np.empty(x.shape)
+    big = x >= 30
+    xb = x[big]
+    z = 1.0 / (xb * xb)
+    out[big] = (1 / 12 - z * (1 / 360 - z * (1 / 1260 - z * (1 / 1680 - z / 1188)))) / xb
+    xs = x[~big]
+    out[~big] = gammaln(xs) - ((xs - 0.5) * np.log(xs) - xs + _HALF_LOG_2PI)
+    return out
+
+
+def _log_binom_ratio(a: np.ndarray, m: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``log[C(a, k) / C(m, k)]`` for ``0 <= a <= m`` and ``1 <= k <= m``.
+
+    ``-inf`` where ``a < k`` (the ratio is 0). With ``d = m - a`` the ratio equals
+    ``prod_{i<s} (1 - t / (m - i))`` for ``(s, t) = (min(k, d), max(k, d))``;
+    it is multiplied out when ``s`` is small and otherwise evaluated with
+    Stirling's series arranged so that the large terms cancel analytically
+    (plain ``gammaln`` differences lose ~``1e-16 * m log m`` absolutely).
+    """
+    a, m, k = (v.astype(np.float64) for v in np.broadcast_arrays(a, m, k))
+    out = np.full(a.shape, -np.inf)
+    ok = a >= k
+    m, d_, k_ = m[ok], (m - a)[ok], k[ok]
+    s, t = np.minimum(d_, k_), np.maximum(d_, k_)
+    val = np.zeros(m.shape)
+    # Short products: log of prod_{i<s} (m - t - i) / (m - i), s < _SHORT_PRODUCT.
+    for i in range(_SHORT_PRODUCT):
+        on = s > i
+        if not on.any():
+            break
+        val[on] += np.log1p(-t[on] / (m[on] - i))
+    # Long products, through log Γ: with A = m - s + 1, B = A - t, M = m + 1,
+    # the ratio is Γ(A) Γ(M - t) / (Γ(B) Γ(M)).
+    long = s >= _SHORT_PRODUCT
+    if long.any():
+        mm, ss, tt = m[long], s[long], t[long]
+        big_a, big_m = mm - ss + 1, mm + 1
+        big_b = big_a - tt
+        val[long] = (
+            (big_b - 0.5) * np.log1p(ss / big_b)
+            - (big_a - 0.5) * np.log1p(ss / big_a)
+            + ss * np.log1p(-tt / big_m)
+            + _stirling_rest(big_m - tt)
+            - _stirling_rest(big_b)
+            - _stirling_rest(big_m)
+            + _stirling_rest(big_a)
+        )
+    out[ok] = val
+    return out
+
+
+def _combinatorial(y: np.ndarray, m: np.ndarray, metric: str, k: np.ndarray) -> np.ndarray:
+    """Per-pair unbiased values, shape (G, K); requires ``k <= m`` everywhere."""
+    if metric == "pass^k":
+        return np.exp(_log_binom_ratio(y, m, k))
+    n = m - y  # failures
+    if metric == "pass@k":
+        # 1 - C(n, k) / C(m, k); expm1 keeps precision when the ratio is near 1.
+        return -np.expm1(_log_binom_ratio(n, m, k))
+    # Hockey stick: sum_{r=1..k} C(n, r) / C(m, r) = n / (y + 1) * [1 - C(n-1, k) / C(m, k)],
+    # so AUC@k = 1 - that sum / k, with no loop over r.
+    tail = -np.expm1(_log_binom_ratio(np.maximum(n - 1, 0), m, k))
+    auc = 1.0 - n * tail / ((y + 1) * k)
+    return np.where(y == 0, 0.0, auc)
+
+
+def combinatorial_estimate(counts, metric: str, k) -> float | np.ndarray:
+    r"""Unbiased combinatorial estimate of Pass@k, Pass^k or AUC@k.
+
+    Parameters
+    ----------
+    counts : Counts or tuple of array_like
+        Per-task successes ``y_j`` and trials ``m_j``: an object with
+        ``.successes`` and ``.trials`` attributes, or a tuple
+        ``(successes, trials)``. Tasks with ``m_j = 0`` are excluded.
+    metric : {"pass@k", "pass^k", "auc@k"}
+        The metric (aliases such as ``"pass_at_k"`` are accepted).
+    k : int or array_like of int
+        Horizon(s), each ``>= 1`` and at most every observed ``m_j``.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The estimate; a float for scalar `k`, else an array of shape ``(K,)``.
+
+    Raises
+    ------
+    ValueError
+        If some observed task has fewer trials than the largest `k` (the
+        estimator is not defined there; use the mixture fit to extrapolate),
+        for invalid counts, metric or horizons, or if no task has any trial.
+
+    Warns
+    -----
+    DegenerateDataWarning
+        If some tasks have ``m_j = 0`` and are left out of the average.
+
+    See Also
+    --------
+    naive_estimate : the plug-in estimator, defined at any horizon.
+
+    Notes
+    -----
+    For the ``J`` tasks with ``m_j > 0``, with ``C(a, k) = 0`` for ``a < k``:
+
+    .. math::
+
+        \mathrm{Pass@k} = \frac1J \sum_j \left[1 - \frac{C(m_j - y_j, k)}{C(m_j, k)}\right],
+        \qquad
+        \mathrm{Pass^k} = \frac1J \sum_j \frac{C(y_j, k)}{C(m_j, k)},
+        \qquad
+        \mathrm{AUC@k} = \frac1k \sum_{r=1}^k \mathrm{Pass@r}.
+
+    Each term is the probability that a uniformly random k-subset of the task's
+    recorded attempts contains a success (all successes), so the estimates are
+    unbiased. Ratios of binomial coefficients are evaluated in log space, as short
+    products or through Stirling's series with the large terms cancelled
+    analytically, so they stay accurate for large ``m``. AUC@k uses the
+    hockey-stick identity, with ``n = m - y``,
+
+    .. math::
+
+        \sum_{r=1}^k \frac{C(n, r)}{C(m, r)}
+        = \frac{n}{y + 1} \left[1 - \frac{C(n - 1, k)}{C(m, k)}\right],
+
+    so its cost does not depend on `k`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.estimators import combinatorial_estimate
+    >>> counts = (np.array([2, 0, 4]), np.array([4, 4, 4]))
+    >>> combinatorial_estimate(counts, "pass@k", 1)
+    0.5
+    >>> round(combinatorial_estimate(counts, "pass@k", 2), 4)
+    0.6111
+    >>> combinatorial_estimate(counts, "pass^k", [1, 2, 3]).round(4)
+    array([0.5   , 0.3889, 0.3333])
+    >>> combinatorial_estimate(counts, "pass@k", 5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: combinatorial estimator needs k <= m_j for every task; k = 5 but 3 of 3 ...
+    """
+    metric = check_metric(metric)
+    ks, scalar = check_k(k)
+    y, m, count = _distinct_pairs(*_counts_iv(counts))
+    k_max = ks.max()
+    short = m[:, 0] < k_max
+    if short.any():
+        raise ValueError(
+            f"combinatorial estimator needs k <= m_j for every task; k = {k_max} but "
+            f"{count[short].sum()} of {count.sum()} tasks have fewer trials "
+            f"(smallest m_j = {m.min()}). Use the mixture fit to extrapolate."
+        )
+    return _average(_combinatorial(y, m, metric, ks[None, :]), count, scalar)
+
+
+# --------------------------------------------------------------------------
+# dispatcher
+# --------------------------------------------------------------------------
+def direct_estimate(counts, metric: str, k, method: str = "naive") -> float | np.ndarray:
+    """Direct (model-free) estimate by the named method.
+
+    Parameters
+    ----------
+    counts : Counts or tuple of array_like
+        Per-task successes and trials, as for :func:`naive_estimate`.
+    metric : {"pass@k", "pass^k", "auc@k"}
+        The metric.
+    k : int or array_like of int
+        Horizon(s), each ``>= 1``.
+    method : {"naive", "combinatorial"}
+        :func:`naive_estimate` or :func:`combinatorial_estimate`.
+
+    Returns
+    -------
+    float or numpy.ndarray
+        The estimate; a float for scalar `k`, else an array of shape ``(K,)``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown `method`, and as the chosen estimator does.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.estimators import direct_estimate
+    >>> counts = (np.array([2, 0, 4]), np.array([4, 4, 4]))
+    >>> round(direct_estimate(counts, "pass@k", 2, method="combinatorial"), 4)
+    0.6111
+    """
+    if method == "naive":
+        return naive_estimate(counts, metric, k)
+    if method == "combinatorial":
+        return combinatorial_estimate(counts, metric, k)
+    raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}.")

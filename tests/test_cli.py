@@ -1,0 +1,503 @@
+"""Tests for passmix.cli: the ``passmix estimate`` command and ``estimate_table``.
+
+Expected values are computed independently: counts are built with pandas
+(not through ``read_counts``) and passed to ``passmix.fit`` and the direct
+estimators, then compared with what the command prints.
+"""
+
+from __future__ import annotations
+
+import doctest
+import io
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+import passmix
+import passmix.cli
+from passmix.cli import estimate_table, main
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+MATH = DATA / "llmonkeys_math_pythia_10k.csv"
+TAU = DATA / "taubench_gpt4o_airline_trials.csv"
+LCB = DATA / "livecodebench_2024-04-17_10samples.csv"
+
+KEYS = {"metric", "k", "estimate", "lower", "upper", "method", "n_components"}
+METRICS = {"pass@k", "pass^k", "auc@k"}
+PYTHIA = ["Pythia 70M", "Pythia 160M", "Pythia 410M", "Pythia 1B", "Pythia 2.8B",
+          "Pythia 6.9B", "Pythia 12B"]
+FAST = ["--n-init", "3", "--max-components", "2"]  # fits as the tests below compare them
+
+
+def need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"data file {path.name} not available")
+    return path
+
+
+def invoke(*args: object, code: int = 0):
+    """Invoke ``passmix ARGS`` in-process and check the exit code."""
+    result = CliRunner().invoke(main, [str(a) for a in args], prog_name="passmix")
+    assert result.exit_code == code, (result.exit_code, result.stdout, result.stderr,
+                                      result.exception)
+    if code == 0:
+        assert result.exception is None
+    return result
+
+
+def run(*args: object, code: int = 0):
+    """Invoke ``passmix estimate ARGS`` in-process and check the exit code."""
+    return invoke("estimate", *args, code=code)
+
+
+def records(result) -> list[dict]:
+    return json.loads(result.stdout)
+
+
+def select(rows: list[dict], **where) -> list[dict]:
+    return [r for r in rows if all(r[key] == val for key, val in where.items())]
+
+
+def values(rows: list[dict], metric: str, method: str, ks, field="estimate", **group):
+    out = []
+    for k in ks:
+        (row,) = select(rows, metric=metric, method=method, k=k, **group)
+        out.append(np.nan if row[field] is None else row[field])
+    return np.array(out, dtype=float)
+
+
+# --------------------------------------------------------------------------
+# input files written from the real data
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tau_frame() -> pd.DataFrame:
+    return pd.read_csv(need(TAU))
+
+
+@pytest.fixture(scope="module")
+def tau_counts(tau_frame) -> passmix.Counts:
+    """tau-bench counts built directly with pandas (independent of read_counts)."""
+    agg = tau_frame.groupby("task_id")["reward"].agg(["sum", "count"])
+    return passmix.Counts(agg["sum"].astype(int), agg["count"], tasks=agg.index)
+
+
+@pytest.fixture(scope="module")
+def tau_files(tmp_path_factory, tau_frame) -> dict[str, Path]:
+    """The tau-bench trials as long JSONL and as a wide 50 x 4 0/1 Parquet matrix."""
+    root = tmp_path_factory.mktemp("tau")
+    long = root / "tau_long.jsonl"
+    tau_frame.to_json(long, orient="records", lines=True)
+    wide = tau_frame.pivot(index="task_id", columns="trial", values="reward")
+    wide.columns = [f"trial_{c}" for c in wide.columns]
+    assert wide.shape == (50, 4)
+    matrix = root / "tau_matrix.parquet"
+    wide.reset_index().to_parquet(matrix, index=False)
+    return {"long": long, "matrix": matrix}
+
+
+@pytest.fixture(scope="module")
+def lcb_frame() -> pd.DataFrame:
+    df = pd.read_csv(need(LCB))
+    return df[df["model"].isin(["DSCoder-33b-Ins", "DSCoder-6.7b-Ins"])]
+
+
+@pytest.fixture(scope="module")
+def lcb_file(tmp_path_factory, lcb_frame) -> Path:
+    path = tmp_path_factory.mktemp("lcb") / "lcb_counts.csv"
+    lcb_frame.to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def tau_json(tau_files) -> list[dict]:
+    """JSON output for the long tau-bench file (shared by several tests)."""
+    return records(run(tau_files["long"], "--method", "all", "--k", "1,2,4,100",
+                       "--format", "json", *FAST))
+
+
+# --------------------------------------------------------------------------
+# end to end: layouts x formats
+# --------------------------------------------------------------------------
+
+
+def test_counts_csv_json_matches_library(lcb_file, lcb_frame):
+    ks = [1, 5, 10]
+    rows = records(run(lcb_file, "--group-by", "model", "--method", "all", "--k", "1,5,10",
+                       "--format", "json", *FAST))
+    assert len(rows) == 2 * 3 * 3 * len(ks)
+    for row in rows:
+        assert set(row) == KEYS | {"model"}
+    assert {r["metric"] for r in rows} == METRICS
+    assert {r["method"] for r in rows} == {"mixture", "naive", "combinatorial"}
+    assert list(dict.fromkeys(r["model"] for r in rows)) == ["DSCoder-33b-Ins",
+                                                             "DSCoder-6.7b-Ins"]
+    for model, sub in lcb_frame.groupby("model"):
+        counts = passmix.Counts(sub["successes"].to_numpy(), sub["trials"].to_numpy())
+        res = passmix.fit(counts, max_components=2, n_init=3, seed=0)
+        for metric in sorted(METRICS):
+            delta = res.delta(metric, ks, 0.95)
+            got = dict(metric=metric, model=model, ks=ks)
+            np.testing.assert_allclose(values(rows, method="mixture", **got),
+                                       delta.estimate, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(values(rows, method="mixture", field="lower", **got),
+                                       delta.lower, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(values(rows, method="naive", **got),
+                                       passmix.naive_estimate(counts, metric, ks), rtol=1e-12)
+            np.testing.assert_allclose(values(rows, method="combinatorial", **got),
+                                       passmix.combinatorial_estimate(counts, metric, ks),
+                                       rtol=1e-12)
+        mixture = select(rows, model=model, method="mixture")
+        assert {r["n_components"] for r in mixture} == {res.n_components}
+    for row in select(rows, method="mixture"):
+        assert row["lower"] <= row["estimate"] <= row["upper"]
+    for row in rows:
+        if row["method"] != "mixture":
+            assert row["lower"] is None and row["upper"] is None
+            assert row["n_components"] is None
+
+
+def test_long_jsonl_json_matches_library(tau_json, tau_counts):
+    rows = tau_json
+    assert all(set(r) == KEYS for r in rows)  # no group columns
+    assert len(rows) == 3 * 3 * 4
+    res = passmix.fit(tau_counts, max_components=2, n_init=3, seed=0)
+    for metric in METRICS:
+        delta = res.delta(metric, [1, 2, 4, 100])
+        np.testing.assert_allclose(values(tau_json, metric, "mixture", [1, 2, 4, 100]),
+                                   delta.estimate, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            values(tau_json, metric, "mixture", [1, 2, 4, 100], field="upper"),
+            delta.upper, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(values(tau_json, metric, "naive", [1, 2, 4, 100]),
+                                   passmix.naive_estimate(tau_counts, metric, [1, 2, 4, 100]),
+                                   rtol=1e-12)
+    # the reference: Pass^4 on 4 trials is the share of tasks solved every time
+    solved_all = np.mean(tau_counts.successes == 4)
+    assert values(rows, "pass^k", "combinatorial", [4])[0] == pytest.approx(solved_all)
+    for row in select(rows, method="mixture"):
+        assert 0.0 <= row["lower"] <= row["estimate"] <= row["upper"] <= 1.0
+        assert row["n_components"] == res.n_components
+
+
+def test_long_jsonl_csv(tau_files, tau_json):
+    out = run(tau_files["long"], "--method", "all", "--k", "1,2,4,100", "--format", "csv",
+              *FAST).stdout
+    table = pd.read_csv(io.StringIO(out))
+    assert list(table.columns) == ["metric", "k", "estimate", "lower", "upper", "method",
+                                   "n_components"]
+    assert len(table) == len(tau_json)
+    expected = pd.DataFrame(tau_json)
+    np.testing.assert_allclose(table["estimate"], expected["estimate"].astype(float),
+                               rtol=1e-12)
+    direct = table[table["method"] != "mixture"]
+    assert direct[["lower", "upper", "n_components"]].isna().all().all()
+    # combinatorial at k = 100 > m = 4 is empty, not 1.0
+    undefined = table[(table["method"] == "combinatorial") & (table["k"] == 100)]
+    assert len(undefined) == 3 and undefined["estimate"].isna().all()
+
+
+def test_matrix_parquet_equals_long_layout(tau_files, tau_json):
+    rows = records(run(tau_files["matrix"], "--method", "all", "--k", "1,2,4,100",
+                       "--format", "json", *FAST))
+    assert rows == tau_json  # same counts through another layout; deterministic seed
+
+
+def test_matrix_parquet_table(tau_files):
+    out = run(tau_files["matrix"], "--layout", "matrix", "--task", "task_id", "--k", "1,10",
+              "--method", "all", *FAST)
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("all tasks: J=50 tasks, m=4; mixture H=")
+    assert "loglik=" in lines[0]
+    header = lines[1].split()
+    assert header[:4] == ["metric", "k", "method", "estimate"]
+    body = [line.split() for line in lines[2:] if line.strip()]
+    assert len(body) == 3 * 2 * 3
+    assert {b[0] for b in body} == METRICS
+    assert {b[2] for b in body} == {"mixture", "naive", "combinatorial"}
+    # combinatorial at k = 10 > m = 4 prints NA, with one warning line
+    assert ["NA", "NA", "NA"] in [b[3:] for b in body if b[2] == "combinatorial"]
+    assert out.stderr.count("Warning:") == 1
+
+
+def test_output_file(tau_files, tmp_path):
+    target = tmp_path / "out.json"
+    result = run(tau_files["long"], "--method", "naive", "--format", "json",
+                 "--output", target)
+    assert result.stdout == ""
+    rows = json.loads(target.read_text())
+    assert len(rows) == 9 and {r["k"] for r in rows} == {1, 10, 100}
+
+
+# --------------------------------------------------------------------------
+# groups and the bundled example
+# --------------------------------------------------------------------------
+
+
+def test_group_by_model_llmonkeys():
+    rows = records(run(need(MATH), "--group-by", "model", "--k", "1,100", "--format", "json",
+                       "--n-init", "2", "--max-components", "2"))
+    assert sorted({r["model"] for r in rows}) == sorted(PYTHIA)
+    assert len(rows) == 7 * 3 * 2
+    assert all(set(r) == KEYS | {"model"} for r in rows)
+    for model in PYTHIA:  # Pass@100 >= Pass@1 for every model
+        p1, p100 = values(rows, "pass@k", "mixture", [1, 100], model=model)
+        assert p100 >= p1
+
+
+def test_example_prints_all_models():
+    out = run("--example", *FAST).stdout
+    for model in PYTHIA:
+        assert f"model='{model}': J=128 tasks, m=10; mixture H=" in out
+    assert out.count("pass@k  1000") == 7  # default example horizons include 1000
+
+
+def test_example_defaults():
+    rows = records(run("--example", "--method", "naive", "--format", "json"))
+    assert {r["k"] for r in rows} == {1, 10, 100, 1000}
+    assert all(set(r) == KEYS | {"model"} for r in rows)
+    assert len({r["model"] for r in rows}) == 7
+    # an explicit --group-by replaces the default
+    rows = records(run("--example", "--group-by", "benchmark,model", "--method", "naive",
+                       "--k", "1", "--format", "json"))
+    assert all(set(r) == KEYS | {"model", "benchmark"} for r in rows)
+    assert list(rows[0])[:2] == ["benchmark", "model"]
+    assert {r["benchmark"] for r in rows} == {"MATH"} and len(rows) == 7 * 3
+    # a group column that does not identify systems is a data error, not a crash
+    result = run("--example", "--group-by", "benchmark", "--method", "naive", code=1)
+    assert result.stderr.startswith("Error: task 82 appears 7 times")
+
+
+# --------------------------------------------------------------------------
+# combinatorial beyond m, warnings
+# --------------------------------------------------------------------------
+
+
+def test_combinatorial_beyond_m_is_null_with_warning():
+    result = run("--example", "--method", "combinatorial", "--k", "5,50", "--format", "json")
+    rows = records(result)
+    assert len(rows) == 7 * 3 * 2
+    assert all(r["estimate"] is None for r in select(rows, k=50))
+    assert all(r["estimate"] is not None for r in select(rows, k=5))
+    warned = [line for line in result.stderr.splitlines() if line.startswith("Warning:")]
+    assert len(warned) == 7
+    assert all("combinatorial" in w and "k > m" in w for w in warned)
+
+
+def test_combinatorial_all_undefined(tau_files):
+    result = run(tau_files["long"], "--method", "combinatorial", "--k", "10,20",
+                 "--format", "json")
+    rows = records(result)
+    assert len(rows) == 6 and all(r["estimate"] is None for r in rows)
+    assert "combinatorial estimator is undefined for k > m" in result.stderr
+    assert result.stderr.count("Warning:") == 1
+
+
+def test_library_warnings_are_one_line(tmp_path):
+    path = tmp_path / "perfect.csv"
+    pd.DataFrame({"task": range(20), "successes": 5, "trials": 5}).to_csv(path, index=False)
+    result = run(path, "--k", "1,10", "--format", "json", "--n-init", "2",
+                 "--max-components", "1")
+    lines = result.stderr.splitlines()
+    assert any(line.startswith("Warning:") and "every task succeeded" in line
+               for line in lines)
+    assert all(line.startswith("Warning: ") for line in lines)
+    assert "DegenerateDataWarning" not in result.stderr
+    assert "warnings.warn" not in result.stderr
+    assert len(lines) == len(set(lines))  # each warning once
+
+
+# --------------------------------------------------------------------------
+# errors
+# --------------------------------------------------------------------------
+
+GOOD = {"task": ["a", "b", "c"], "successes": [1, 2, 3], "trials": [10, 10, 10]}
+
+
+def _write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("body, message", [
+    ("task,successes,trials\na,1,10\nb,12,10\n",
+     r"successes'? \(12\) exceeds (column )?'?trials'? \(10\)"),
+    ("task,successes,trials\na,1,10\nb,-1,10\n", "must be non-negative; got -1"),
+    ("task,successes,trials\na,1,10\nb,2.5,10\n", "must be whole numbers; got 2.5"),
+    ("task,successes,trials\na,1,10\nb,,10\n", r"missing value \(NaN\) in line 3"),
+    ("task,successes,trials\n", "no rows"),
+    ("", "no rows"),
+    ("task,foo,bar\na,x,y\n", "cannot tell the layout"),
+])
+def test_bad_counts(tmp_path, body, message):
+    path = _write(tmp_path, "bad.csv", body)
+    result = run(path, "--method", "naive", code=1)
+    assert result.stderr.startswith("Error: ")
+    assert re.search(message, result.stderr), result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--successes", "nope"], "successes column 'nope' not found"),
+    (["--group-by", "nope"], "group_by column 'nope' not found"),
+    (["--group-by", "task,nope"], "group_by column 'nope' not found"),
+    (["--layout", "long"], "layout='long' needs an outcome column"),
+    (["--outcome", "successes"], "outcome= applies to layout='long'|must be 0, 1"),
+])
+def test_bad_columns_and_layout(tmp_path, args, message):
+    path = tmp_path / "good.csv"
+    pd.DataFrame(GOOD).to_csv(path, index=False)
+    result = run(path, "--method", "naive", *args, code=1)
+    assert result.stderr.startswith("Error: ")
+    assert re.search(message, result.stderr), result.stderr
+
+
+def test_missing_file_and_bad_extension(tmp_path):
+    result = run(tmp_path / "absent.csv", code=1)
+    assert result.stderr == f"Error: no such file: '{tmp_path / 'absent.csv'}'.\n"
+    path = _write(tmp_path, "counts.xlsx", "x")
+    result = run(path, code=1)
+    assert result.stderr.startswith("Error: unknown file extension")
+
+
+def test_unwritable_output(tmp_path):
+    path = tmp_path / "good.csv"
+    pd.DataFrame(GOOD).to_csv(path, index=False)
+    result = run(path, "--method", "naive", "-o", tmp_path / "no" / "dir" / "out.csv", code=1)
+    assert result.stderr.startswith("Error: ") and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("k", ["0", "-1", "2.5", "abc", "1,,10", "1,-3"])
+def test_bad_k_is_usage_error(k):
+    result = run("--example", "--method", "naive", f"--k={k}", code=2)
+    bad = [p for p in k.split(",") if p not in ("1", "10")][0]
+    assert "Invalid value for '--k'" in result.stderr
+    assert f"'{bad}' is not a valid horizon" in result.stderr
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--example", "--level", "1.5"], "Invalid value for '--level': 1.5"),
+    (["--example", "--level", "0"], "Invalid value for '--level'"),
+    (["--example", "--method", "bogus"], "Invalid value for '--method'"),
+    (["--example", "--n-init", "0"], "Invalid value for '--n-init'"),
+    (["x.csv", "--example"], "either FILE or --example, not both"),
+    ([], "give a FILE to read, or --example"),
+])
+def test_usage_errors(args, message):
+    result = run(*args, code=2)
+    assert message in result.stderr
+    assert "Usage: " in result.stderr
+
+
+def test_k_accepts_lists_and_scientific_notation():
+    rows = records(run("--example", "--method", "naive", "--k", " 1, 1e3,10,10 ",
+                       "--format", "json"))
+    assert [r["k"] for r in rows[:3]] == [1, 1000, 10]  # order kept, repeats dropped
+
+
+def test_version_and_help():
+    assert invoke("--version").stdout.strip() == f"passmix, version {passmix.__version__}"
+    assert "estimate" in invoke("--help").stdout
+    text = run("--help").stdout
+    for option in ("--example", "--group-by", "--k", "--level", "--method", "--format",
+                   "--max-components", "--n-init", "--seed", "--layout", "--task",
+                   "--successes", "--trials", "--outcome", "--output", "--quiet"):
+        assert option in text
+
+
+# --------------------------------------------------------------------------
+# estimate_table, directly
+# --------------------------------------------------------------------------
+
+
+def test_estimate_table_single_counts_and_no_mutation():
+    counts = passmix.Counts([0, 2, 5, 1], [5, 5, 5, 5])
+    ks = [1, 5, 20]
+    before = (counts.successes.copy(), counts.trials.copy(), list(ks))
+    groups = {("a",): counts}
+    table = estimate_table(groups, ["sys"], ks, 0.9, "naive", 4, 10, 0)
+    assert list(table.columns) == ["sys", "metric", "k", "estimate", "lower", "upper",
+                                   "method", "n_components"]
+    assert table["n_components"].isna().all()
+    assert str(table["n_components"].dtype) == "Int64"
+    assert list(groups) == [("a",)] and groups[("a",)] is counts
+    np.testing.assert_array_equal(counts.successes, before[0])
+    assert ks == before[2]
+    plain = estimate_table(counts, k=ks, method="naive")
+    assert list(plain.columns)[0] == "metric"
+    np.testing.assert_allclose(plain["estimate"], table["estimate"])
+
+
+def test_estimate_table_validates():
+    counts = passmix.Counts([1, 2], [3, 3])
+    with pytest.raises(ValueError, match="unknown method 'bayes'"):
+        estimate_table(counts, method="bayes")
+    with pytest.raises(ValueError, match="k must be >= 1"):
+        estimate_table(counts, k=[0], method="naive")
+    with pytest.raises(ValueError, match="level must be in"):
+        estimate_table(counts, level=1.0, method="naive")
+    with pytest.raises(ValueError, match="does not match the group columns"):
+        estimate_table({("a", "b"): counts}, ["x"], method="naive")
+    with pytest.raises(ValueError, match="clashes with an output column"):
+        estimate_table({("a",): counts}, ["metric"], method="naive")
+
+
+def test_estimate_table_warns_per_group_and_shows_progress(capsys):
+    groups = {("a",): passmix.Counts([1, 2], [3, 3]), ("b",): passmix.Counts([0, 3], [3, 3])}
+    with pytest.warns(passmix.DegenerateDataWarning) as record:
+        table = estimate_table(groups, ["sys"], [1, 5], method=["naive", "combinatorial"],
+                               progress=True)
+    messages = [str(w.message) for w in record]
+    assert len(messages) == 2
+    assert messages[0].startswith("sys='a': combinatorial estimator is undefined")
+    assert table.loc[table["k"] == 5, "estimate"].isna().sum() == 2 * 3
+    err = capsys.readouterr().err
+    assert "passmix" in err and "/2" in err  # the tqdm bar, forced on
+
+
+def test_doctests():
+    result = doctest.testmod(passmix.cli, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0
+    assert result.failed == 0
+
+
+# --------------------------------------------------------------------------
+# real processes
+# --------------------------------------------------------------------------
+
+
+def test_installed_script_subprocess():
+    script = Path(sys.executable).with_name("passmix")
+    cmd = [str(script)] if script.exists() else [sys.executable, "-m", "passmix.cli"]
+    proc = subprocess.run(
+        [*cmd, "estimate", "--example", "--method", "combinatorial", "--k", "1,100",
+         "--format", "json"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = json.loads(proc.stdout)
+    assert len({r["model"] for r in rows}) == 7
+    assert proc.stderr.count("Warning: ") == 7
+    assert "Traceback" not in proc.stderr and "UserWarning" not in proc.stderr
+
+
+def test_module_subprocess_error(tmp_path):
+    path = _write(tmp_path, "bad.csv", "task,successes,trials\na,11,10\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "passmix.cli", "estimate", str(path)],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("Error: ")
+    assert re.search(r"successes'? \(11\) exceeds (column )?'?trials'? \(10\)", proc.stderr)
+    assert "Traceback" not in proc.stderr

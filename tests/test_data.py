@@ -1,0 +1,679 @@
+"""Tests for passmix.data: the Counts container and read_counts."""
+
+from __future__ import annotations
+
+import doctest
+import pickle
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import passmix.data
+from passmix.data import Counts, read_counts
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+MATH = DATA / "llmonkeys_math_pythia_10k.csv"
+TAU = DATA / "taubench_gpt4o_airline_trials.csv"
+LCB = DATA / "livecodebench_2024-04-17_10samples.csv"
+MIZRAHI = DATA / "mizrahi_bbh_prompt_scores.csv"
+
+
+def need(path: Path) -> Path:
+    if not path.exists():
+        pytest.skip(f"data file {path.name} not available")
+    return path
+
+
+def test_doctests():
+    result = doctest.testmod(passmix.data, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0
+    assert result.failed == 0
+
+
+# ---------------------------------------------------------------------------
+# Counts()
+# ---------------------------------------------------------------------------
+
+
+class TestCounts:
+    def test_basic(self):
+        c = Counts([3, 0, 10], [10, 10, 10], tasks=["a", "b", "c"])
+        assert c.successes.tolist() == [3, 0, 10]
+        assert c.trials.tolist() == [10, 10, 10]
+        assert c.tasks.tolist() == ["a", "b", "c"]
+        assert c.successes.dtype == np.int64 and c.trials.dtype == np.int64
+        assert c.n_tasks == len(c) == 3
+        assert c.n_observed == 3
+
+    def test_default_tasks(self):
+        c = Counts([1, 2], [2, 2])
+        np.testing.assert_array_equal(c.tasks, [0, 1])
+
+    def test_read_only(self):
+        c = Counts([1, 2], [2, 2])
+        for arr in (c.successes, c.trials, c.tasks):
+            assert not arr.flags.writeable
+            with pytest.raises(ValueError):
+                arr[0] = 0
+        with pytest.raises(AttributeError):
+            c.successes = np.array([0, 0])
+
+    def test_copies_input(self):
+        y, m, t = np.array([1, 2]), np.array([3, 3]), np.array(["a", "b"])
+        c = Counts(y, m, tasks=t)
+        y[0], m[0], t[0] = 0, 9, "z"
+        assert c.successes[0] == 1 and c.trials[0] == 3 and c.tasks[0] == "a"
+        assert y.flags.writeable  # the caller's array is untouched
+
+    def test_integral_floats_and_pandas(self):
+        c = Counts(np.array([1.0, 2.0]), pd.Series([3, 4], dtype="Int64"))
+        assert c.successes.dtype == np.int64
+        assert c.trials.tolist() == [3, 4]
+        c = Counts(pd.Series([1, 2]), [np.uint8(3), np.uint8(4)])
+        assert c.successes.tolist() == [1, 2]
+
+    def test_unobserved_tasks(self):
+        c = Counts([0, 2, 0], [0, 5, 0])
+        assert c.n_tasks == 3 and c.n_observed == 1
+        assert "n_observed=1" in repr(c)
+
+    def test_repr(self):
+        c = Counts([1, 2, 3, 0], [10, 10, 10, 10])
+        assert repr(c) == "Counts(n_tasks=4, n_observed=4, trials=10, mean_success=0.15)"
+        c = Counts([1, 2, 0], [2, 10, 0])
+        assert "trials=0-10" in repr(c)
+        assert "mean_success=0.35" in repr(c)  # mean of 1/2 and 2/10
+        assert "mean_success=nan" in repr(Counts([0], [0]))
+        assert "<table>" in c._repr_html_() and "n_tasks" in c._repr_html_()
+
+    def test_pickle_keeps_read_only(self):
+        c = Counts([1, 2], [3, 3], tasks=["a", "b"])
+        d = pickle.loads(pickle.dumps(c))
+        assert d.successes.tolist() == [1, 2] and d.tasks.tolist() == ["a", "b"]
+        assert not d.successes.flags.writeable
+
+    @pytest.mark.parametrize(
+        ("y", "m", "kwargs", "match"),
+        [
+            ([], [], {}, "no tasks"),
+            ([1, 2], [3], {}, "same length"),
+            ([[1, 2]], [[3, 3]], {}, "must be 1-d"),
+            (5, 6, {}, "must be 1-d"),
+            ([1, np.nan], [3, 3], {}, r"successes has a missing value \(NaN\) in row 1"),
+            ([1, 2], [3, np.inf], {}, r"trials has an infinite value \(inf\) in row 1"),
+            ([1, -1], [3, 3], {}, "successes must be non-negative; got -1 in row 1"),
+            ([1, 2.5], [3, 3], {}, r"successes must be whole numbers; got 2\.5 in row 1"),
+            ([1, None], [3, 3], {}, r"missing value \(NaN\)"),
+            (
+                [0, 0, 0, 12],
+                [10, 10, 10, 10],
+                {"tasks": ["w", "x", "y", "abc"]},
+                r"^successes \(12\) exceeds trials \(10\) in row 3 \(task 'abc'\)\.$",
+            ),
+            ([0, 4], [1, 3], {}, r"successes \(4\) exceeds trials \(3\) in row 1\.$"),
+            ([1, 2], [3, 3], {"tasks": ["a"]}, "tasks has 1 labels but there are 2"),
+            ([1, 2], [3, 3], {"tasks": [["a", "b"]]}, "tasks must be 1-d"),
+            ([1, 2], [3, 3], {"tasks": ["a", "a"]}, "task 'a' appears 2 times"),
+        ],
+    )
+    def test_value_errors(self, y, m, kwargs, match):
+        with pytest.raises(ValueError, match=match):
+            Counts(y, m, **kwargs)
+
+    @pytest.mark.parametrize(
+        ("y", "m", "match"),
+        [
+            (["1", "2"], [3, 3], "successes must be numeric"),
+            ([1, 2], ["3", "x"], "trials must be numeric"),
+            ([True, False], [1, 1], "got booleans"),
+            (pd.Series([True]), [1], "got booleans"),
+            ([1, None, "x"], [3, 3, 3], r"successes must be numeric; got 'x' in row 2"),
+            ([1, 2], np.array(["a", "b"]), "trials must be numeric, got dtype"),
+        ],
+    )
+    def test_type_errors(self, y, m, match):
+        with pytest.raises(TypeError, match=match):
+            Counts(y, m)
+
+
+# ---------------------------------------------------------------------------
+# pairs, to_frame, subsample
+# ---------------------------------------------------------------------------
+
+
+class TestPairs:
+    def test_against_counter(self):
+        rng = np.random.default_rng(1)
+        m = rng.choice([0, 3, 5, 10], size=500)
+        y = rng.binomial(m, rng.beta(0.5, 1.5, size=500))
+        c = Counts(y, m)
+        ys, ms, w = c.pairs()
+        expected = Counter((int(a), int(b)) for a, b in zip(y, m) if b > 0)
+        assert dict(zip(zip(ys.tolist(), ms.tolist()), w.tolist())) == expected
+        assert list(zip(ms, ys)) == sorted(zip(ms, ys))  # sorted by m, then y
+        assert w.sum() == c.n_observed
+        assert ys.dtype == ms.dtype == w.dtype == np.int64
+
+    def test_no_observed_tasks(self):
+        ys, ms, w = Counts([0, 0], [0, 0]).pairs()
+        assert ys.size == ms.size == w.size == 0
+        assert w.dtype == np.int64
+
+
+class TestToFrame:
+    def test_columns_and_copy(self):
+        c = Counts([1, 2], [3, 4], tasks=["a", "b"])
+        df = c.to_frame()
+        assert list(df.columns) == ["task", "successes", "trials"]
+        assert df["successes"].tolist() == [1, 2] and df["task"].tolist() == ["a", "b"]
+        df.loc[0, "successes"] = 99
+        assert c.successes[0] == 1
+
+
+class TestSubsample:
+    def setup_method(self):
+        rng = np.random.default_rng(0)
+        self.m = rng.choice([0, 2, 50, 100], size=300)
+        self.y = rng.binomial(self.m, rng.uniform(size=300))
+        self.c = Counts(self.y, self.m, tasks=[f"t{i}" for i in range(300)])
+
+    def test_shapes(self):
+        s = self.c.subsample(10, rng=1)
+        np.testing.assert_array_equal(s.trials, np.minimum(self.m, 10))
+        assert (s.successes <= s.trials).all() and (s.successes >= 0).all()
+        assert (s.successes <= self.c.successes).all()
+        assert (s.trials - s.successes <= self.c.trials - self.c.successes).all()
+        np.testing.assert_array_equal(s.tasks, self.c.tasks)
+        assert not s.successes.flags.writeable
+
+    def test_reproducible(self):
+        a = self.c.subsample(10, rng=123)
+        b = self.c.subsample(10, rng=np.random.default_rng(123))
+        np.testing.assert_array_equal(a.successes, b.successes)
+        assert not np.array_equal(a.successes, self.c.subsample(10, rng=124).successes)
+
+    def test_original_untouched(self):
+        self.c.subsample(5, rng=0)
+        np.testing.assert_array_equal(self.c.successes, self.y)
+
+    def test_full_budget_is_identity(self):
+        s = self.c.subsample(100, rng=0)
+        np.testing.assert_array_equal(s.successes, self.c.successes)
+
+    def test_unbiased(self):
+        c = Counts([37, 5, 990, 0, 400], [1000] * 5)
+        full = (c.successes / c.trials).mean()
+        rng = np.random.default_rng(7)
+        rates = np.array([c.subsample(8, rng).successes.mean() / 8 for _ in range(2000)])
+        se = rates.std(ddof=1) / np.sqrt(rates.size)
+        assert abs(rates.mean() - full) < 4 * se
+
+    @pytest.mark.parametrize(("m", "exc"), [(0, ValueError), (-2, ValueError),
+                                            (2.5, TypeError), (True, TypeError)])
+    def test_bad_m(self, m, exc):
+        with pytest.raises(exc, match="m must be"):
+            self.c.subsample(m, rng=0)
+
+    def test_bad_rng(self):
+        with pytest.raises(TypeError, match="rng must be"):
+            self.c.subsample(3, rng="seed")
+
+
+# ---------------------------------------------------------------------------
+# classmethods
+# ---------------------------------------------------------------------------
+
+
+class TestFromMatrix:
+    def test_numpy_with_nan(self):
+        mat = np.array([[1, 0, 1, np.nan], [0, 0, 0, 0], [np.nan] * 4, [1, 1, np.nan, 1]])
+        c = Counts.from_matrix(mat)
+        assert c.successes.tolist() == [2, 0, 0, 3]
+        assert c.trials.tolist() == [3, 4, 0, 3]
+        assert c.n_observed == 3
+
+    def test_dataframe_index_becomes_tasks(self):
+        df = pd.DataFrame(
+            {"s1": [True, False], "s2": [True, True], "s3": [1.0, np.nan]},
+            index=pd.Index(["p", "q"], name="task"),
+        )
+        before = df.copy()
+        c = Counts.from_matrix(df)
+        assert c.tasks.tolist() == ["p", "q"]
+        assert c.successes.tolist() == [3, 1] and c.trials.tolist() == [3, 2]
+        pd.testing.assert_frame_equal(df, before)
+        assert Counts.from_matrix(df, tasks=["x", "y"]).tasks.tolist() == ["x", "y"]
+
+    def test_object_values(self):
+        c = Counts.from_matrix([[True, None, 0], [1, False, np.nan]])
+        assert c.successes.tolist() == [1, 1] and c.trials.tolist() == [2, 2]
+
+    def test_bad_value(self):
+        df = pd.DataFrame({"a": [0, 1], "b": [1, 2]}, index=["p", "q"])
+        with pytest.raises(ValueError, match=r"value 2 in row 1 \(task 'q'\), column 'b'"):
+            Counts.from_matrix(df)
+        with pytest.raises(ValueError, match=r"value 0\.5 in row 0, column 1"):
+            Counts.from_matrix(np.array([[1, 0.5]]))
+
+    def test_string_value(self):
+        df = pd.DataFrame({"a": [0, 1], "b": [1, "yes"]})
+        with pytest.raises(ValueError, match=r"value 'yes' in row 1 \(task 1\), column 'b'"):
+            Counts.from_matrix(df)
+
+    def test_shape_errors(self):
+        with pytest.raises(ValueError, match="must be 2-d"):
+            Counts.from_matrix([1, 0, 1])
+        with pytest.raises(ValueError, match="no tasks"):
+            Counts.from_matrix(np.empty((0, 3)))
+
+
+class TestFromLong:
+    def test_basic(self):
+        df = pd.DataFrame(
+            {
+                "task": ["b", "a", "b", "a", "c", "c"],
+                "outcome": [1, 0, 1, 1, np.nan, np.nan],
+            }
+        )
+        before = df.copy()
+        c = Counts.from_long(df)
+        assert c.tasks.tolist() == ["b", "a", "c"]  # order of first appearance
+        assert c.successes.tolist() == [2, 1, 0]
+        assert c.trials.tolist() == [2, 2, 0]  # all-NaN task kept with m = 0
+        pd.testing.assert_frame_equal(df, before)
+
+    def test_bool_and_custom_columns(self):
+        df = pd.DataFrame({"q": [1, 1, 2], "ok": [True, False, True]})
+        c = Counts.from_long(df, task="q", outcome="ok")
+        assert c.successes.tolist() == [1, 1] and c.trials.tolist() == [2, 1]
+
+    def test_missing_column(self):
+        df = pd.DataFrame({"task": [1], "reward": [1.0]})
+        with pytest.raises(ValueError, match=r"outcome column 'outcome' not found; "
+                           r"available columns: \['task', 'reward'\]"):
+            Counts.from_long(df)
+
+    def test_bad_outcome(self):
+        df = pd.DataFrame({"task": ["a", "b"], "outcome": [1.0, 0.5]})
+        with pytest.raises(ValueError, match=r"column 'outcome' has value 0\.5 in row 1 "
+                           r"\(task 'b'\)"):
+            Counts.from_long(df)
+        df = pd.DataFrame({"task": ["a", "b"], "outcome": ["1", "pass"]})
+        with pytest.raises(ValueError, match="has value '1' in row 0"):
+            Counts.from_long(df)
+
+    def test_missing_task_label(self):
+        df = pd.DataFrame({"task": ["a", None], "outcome": [1, 0]})
+        with pytest.raises(ValueError, match="missing task label in row 1"):
+            Counts.from_long(df)
+
+    def test_no_rows(self):
+        with pytest.raises(ValueError, match="no rows"):
+            Counts.from_long(pd.DataFrame({"task": [], "outcome": []}))
+
+    def test_not_a_frame(self):
+        with pytest.raises(TypeError, match="DataFrame"):
+            Counts.from_long({"task": [1], "outcome": [1]})
+
+
+class TestFromTable:
+    def test_basic(self):
+        df = pd.DataFrame({"id": ["a", "b"], "successes": [1, 0], "trials": [2, 0]})
+        before = df.copy()
+        c = Counts.from_table(df, task="id")
+        assert c.tasks.tolist() == ["a", "b"] and c.trials.tolist() == [2, 0]
+        assert Counts.from_table(df).tasks.tolist() == [0, 1]  # index by default
+        pd.testing.assert_frame_equal(df, before)
+
+    def test_missing_column(self):
+        df = pd.DataFrame({"y": [1], "trials": [2]})
+        with pytest.raises(ValueError, match=r"successes column 'successes' not found; "
+                           r"available columns: \['y', 'trials'\]"):
+            Counts.from_table(df)
+
+    @pytest.mark.parametrize(
+        ("y", "m", "match"),
+        [
+            ([1, 12], [10, 10],
+             r"column 'y' \(12\) exceeds column 'm' \(10\) in row 'r1' \(task 'abc'\)"),
+            ([1, -1], [10, 10], r"column 'y' must be non-negative; got -1 in row 'r1'"),
+            ([1, 2.5], [10, 10], r"column 'y' must be whole numbers; got 2\.5 in row 'r1'"),
+            ([1, 2], [10, np.nan], r"column 'm' has a missing value \(NaN\) in row 'r1'"),
+        ],
+    )
+    def test_bad_counts(self, y, m, match):
+        df = pd.DataFrame({"t": ["x", "abc"], "y": y, "m": m}, index=["r0", "r1"])
+        with pytest.raises(ValueError, match=match):
+            Counts.from_table(df, successes="y", trials="m", task="t")
+
+    def test_duplicates(self):
+        df = pd.DataFrame({"model": ["A", "B"], "p": [1, 1], "successes": [1, 2],
+                           "trials": [3, 3]})
+        with pytest.raises(ValueError, match=r"task 1 appears 2 times.*group_by=\['model'\]"):
+            Counts.from_table(df, task="p")
+
+
+# ---------------------------------------------------------------------------
+# read_counts
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def counts_df():
+    return pd.DataFrame(
+        {
+            "model": ["B", "B", "A", "A"],
+            "problem": ["p1", "p2", "p1", "p2"],
+            "successes": [1, 4, 0, 5],
+            "trials": [5, 5, 5, 5],
+        }
+    )
+
+
+@pytest.fixture
+def long_df():
+    return pd.DataFrame(
+        {
+            "task_id": [0, 0, 1, 1, 2, 2],
+            "trial": [0, 1, 0, 1, 0, 1],
+            "reward": [1.0, 0.0, 1.0, 1.0, 0.0, np.nan],
+        }
+    )
+
+
+class TestReadCountsFormats:
+    @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".csv.gz", ".jsonl", ".ndjson",
+                                        ".json", ".parquet", ".pq"])
+    def test_round_trip(self, tmp_path, suffix, counts_df):
+        path = tmp_path / f"data{suffix}"
+        df = counts_df[counts_df["model"] == "A"]
+        if suffix in (".csv", ".csv.gz"):
+            df.to_csv(path, index=False)
+        elif suffix == ".tsv":
+            df.to_csv(path, sep="\t", index=False)
+        elif suffix in (".jsonl", ".ndjson", ".json"):
+            df.to_json(path, orient="records", lines=True)
+        else:
+            df.to_parquet(path, index=False)
+        for source in (path, str(path)):
+            c = read_counts(source)
+            assert c.tasks.tolist() == ["p1", "p2"]
+            assert c.successes.tolist() == [0, 5] and c.trials.tolist() == [5, 5]
+
+    def test_json_records(self, tmp_path, counts_df):
+        path = tmp_path / "data.json"
+        counts_df.to_json(path, orient="records")
+        c = read_counts(path, group_by="model")
+        assert c[("A",)].successes.tolist() == [0, 5]
+
+    def test_unknown_extension(self, tmp_path):
+        path = tmp_path / "data.xlsx"
+        path.write_text("x")
+        with pytest.raises(ValueError, match=r"unknown file extension '\.xlsx'"):
+            read_counts(path)
+
+    def test_missing_file(self, tmp_path):
+        with pytest.raises(FileNotFoundError, match="nope.csv"):
+            read_counts(tmp_path / "nope.csv")
+
+    def test_empty(self, tmp_path):
+        (tmp_path / "empty.csv").write_text("")
+        with pytest.raises(ValueError, match="no rows"):
+            read_counts(tmp_path / "empty.csv")
+        (tmp_path / "header.csv").write_text("task,successes,trials\n")
+        with pytest.raises(ValueError, match="no rows"):
+            read_counts(tmp_path / "header.csv")
+        with pytest.raises(ValueError, match="no rows"):
+            read_counts(pd.DataFrame({"successes": [], "trials": []}))
+
+    def test_bad_source_type(self):
+        with pytest.raises(TypeError, match="source must be"):
+            read_counts([1, 2, 3])
+
+    def test_file_line_in_message(self, tmp_path):
+        path = tmp_path / "bad.csv"
+        path.write_text("task,successes,trials\na,1,10\nabc,12,10\n")
+        with pytest.raises(ValueError, match=r"column 'successes' \(12\) exceeds column "
+                           r"'trials' \(10\) in line 3 of 'bad.csv' \(task 'abc'\)"):
+            read_counts(path)
+        path = tmp_path / "bad.jsonl"
+        path.write_text('{"task": "a", "reward": 1}\n{"task": "b", "reward": 3}\n')
+        with pytest.raises(ValueError, match=r"value 3 in line 2 of 'bad.jsonl'"):
+            read_counts(path)
+
+
+class TestReadCountsLayouts:
+    def test_counts(self, counts_df):
+        before = counts_df.copy()
+        out = read_counts(counts_df[counts_df["model"] == "B"])
+        assert out.tasks.tolist() == ["p1", "p2"] and out.successes.tolist() == [1, 4]
+        pd.testing.assert_frame_equal(counts_df, before)
+
+    def test_counts_aliases_case_insensitive(self):
+        df = pd.DataFrame({"Question_ID": ["q1", "q2"], "N_Correct": [1, 2],
+                           "Attempts": [4, 4]})
+        c = read_counts(df)
+        assert c.tasks.tolist() == ["q1", "q2"] and c.successes.tolist() == [1, 2]
+
+    def test_counts_without_task_uses_index(self):
+        df = pd.DataFrame({"y": [1, 2], "m": [3, 3]}, index=["u", "v"])
+        assert read_counts(df).tasks.tolist() == ["u", "v"]
+
+    def test_correct_is_ambiguous(self):
+        counts = pd.DataFrame({"item": [1, 2], "correct": [3, 4], "n": [5, 5]})
+        assert read_counts(counts).successes.tolist() == [3, 4]
+        long = pd.DataFrame({"item": [1, 1, 2], "correct": [1, 0, 1]})
+        c = read_counts(long)
+        assert c.successes.tolist() == [1, 1] and c.trials.tolist() == [2, 1]
+
+    def test_long(self, long_df):
+        before = long_df.copy()
+        c = read_counts(long_df)
+        assert c.tasks.tolist() == [0, 1, 2]
+        assert c.successes.tolist() == [1, 2, 0] and c.trials.tolist() == [2, 2, 1]
+        pd.testing.assert_frame_equal(long_df, before)
+
+    def test_long_needs_task(self):
+        with pytest.raises(ValueError, match="layout='long' needs a task column.*task="):
+            read_counts(pd.DataFrame({"run": [1, 2], "outcome": [1, 0]}))
+
+    def test_matrix(self):
+        df = pd.DataFrame({"problem": ["a", "b", "c"], "s0": [1, 0, np.nan],
+                           "s1": [True, False, np.nan], "s2": [0, 0, 1]})
+        c = read_counts(df)
+        assert c.tasks.tolist() == ["a", "b", "c"]
+        assert c.successes.tolist() == [2, 0, 1] and c.trials.tolist() == [3, 3, 1]
+        no_task = read_counts(df.drop(columns="problem"), layout="matrix")
+        assert no_task.tasks.tolist() == [0, 1, 2]
+
+    def test_matrix_grouped(self):
+        df = pd.DataFrame({"model": ["A", "A", "B"], "task": [1, 2, 1],
+                           "a0": [1, 0, 1], "a1": [1, 1, 0]})
+        out = read_counts(df, group_by="model")
+        assert out[("A",)].successes.tolist() == [2, 1]
+        assert out[("B",)].trials.tolist() == [2]
+
+    def test_matrix_bad_value_explicit(self):
+        df = pd.DataFrame({"task": ["a", "b"], "a0": [1, 0], "a1": [1, 5]})
+        with pytest.raises(ValueError, match="cannot tell the layout"):
+            read_counts(df)
+        with pytest.raises(ValueError, match=r"value 5 in row 1 \(task 'b'\), column 'a1'"):
+            read_counts(df, layout="matrix")
+
+    def test_undetectable(self):
+        df = pd.DataFrame({"name": ["a"], "value": [3.2]})
+        with pytest.raises(ValueError, match=r"cannot tell the layout of a table with "
+                           r"columns \['name', 'value'\].*layout="):
+            read_counts(df)
+
+    def test_explicit_overrides(self):
+        df = pd.DataFrame({"bench": ["x", "y"], "wins": [2, 3], "runs": [3, 3],
+                           "trials": [9, 9]})
+        c = read_counts(df, task="bench", successes="wins", trials="runs")
+        assert c.tasks.tolist() == ["x", "y"] and c.trials.tolist() == [3, 3]
+        c = read_counts(df, successes="wins")  # trials detected
+        assert c.trials.tolist() == [9, 9]
+        long = pd.DataFrame({"who": ["a", "a"], "hit": [1, 0]})
+        c = read_counts(long, task="who", outcome="hit")
+        assert c.successes.tolist() == [1] and c.trials.tolist() == [2]
+
+    def test_explicit_layout_missing_columns(self, long_df, counts_df):
+        with pytest.raises(ValueError, match="layout='counts' needs a successes column"):
+            read_counts(long_df, layout="counts")
+        with pytest.raises(ValueError, match="layout='long' needs an outcome column"):
+            read_counts(counts_df, layout="long")
+
+    @pytest.mark.parametrize("kw", ["task", "successes", "trials", "outcome"])
+    def test_named_column_missing(self, counts_df, kw):
+        with pytest.raises(ValueError, match=rf"{kw} column 'nope' not found; available "
+                           r"columns: \['model', 'problem', 'successes', 'trials'\]"):
+            read_counts(counts_df, **{kw: "nope"})
+
+    def test_bad_layout_and_conflicts(self, counts_df, long_df):
+        with pytest.raises(ValueError, match="unknown layout 'wide'"):
+            read_counts(counts_df, layout="wide")
+        with pytest.raises(ValueError, match="apply to layout='counts'"):
+            read_counts(counts_df, layout="long", successes="successes")
+        with pytest.raises(ValueError, match="applies to layout='long'"):
+            read_counts(long_df, layout="matrix", outcome="reward")
+        with pytest.raises(ValueError, match="used for two roles"):
+            read_counts(counts_df, group_by="problem", task="problem")
+
+    def test_bad_counts_name_row_and_task(self):
+        df = pd.DataFrame({"task": ["a", "b"], "successes": [1.0, np.nan],
+                           "trials": [2, 2]}, index=[10, 11])
+        with pytest.raises(ValueError, match=r"column 'successes' has a missing value "
+                           r"\(NaN\) in row 11 \(task 'b'\)"):
+            read_counts(df)
+        df = pd.DataFrame({"task": ["a", "b"], "successes": [1, "x"], "trials": [2, 2]})
+        with pytest.raises(TypeError, match=r"column 'successes' must be numeric; got 'x' "
+                           r"in row 1"):
+            read_counts(df)
+
+
+class TestReadCountsGroups:
+    def test_group_by(self, counts_df):
+        before = counts_df.copy()
+        out = read_counts(counts_df, group_by="model")
+        assert list(out) == [("A",), ("B",)]  # sorted
+        assert out[("A",)].successes.tolist() == [0, 5]
+        assert out[("B",)].successes.tolist() == [1, 4]
+        multi = read_counts(counts_df, group_by=["model"])
+        assert list(multi) == [("A",), ("B",)]
+        pd.testing.assert_frame_equal(counts_df, before)
+
+    def test_two_columns(self, counts_df):
+        df = counts_df.assign(temp=[0.2, 0.2, 0.7, 0.7])
+        out = read_counts(df, group_by=["model", "temp"])
+        assert list(out) == [("A", 0.7), ("B", 0.2)]
+        assert all(type(v) is float for _, v in out)
+
+    def test_duplicates_without_group_by(self, counts_df):
+        with pytest.raises(ValueError, match=r"task 'p1' appears 2 times in column "
+                           r"'problem'.*group_by=\['model'\]"):
+            read_counts(counts_df)
+
+    def test_duplicates_within_group(self, counts_df):
+        df = counts_df.assign(benchmark="MATH")
+        df = pd.concat([df, df.assign(seed=1)], ignore_index=True)
+        with pytest.raises(ValueError, match=r"appears 2 times in column 'problem' within "
+                           r"group \('A',\)"):
+            read_counts(df, group_by="model")
+
+    def test_unknown_group_column(self, counts_df):
+        with pytest.raises(ValueError, match=r"group_by column 'system' not found; "
+                           r"available columns"):
+            read_counts(counts_df, group_by="system")
+
+    def test_missing_group_value(self, counts_df):
+        df = counts_df.astype({"model": object})
+        df.loc[2, "model"] = None
+        with pytest.raises(ValueError, match="group_by column 'model' has a missing value "
+                           "in row 2"):
+            read_counts(df, group_by="model")
+
+    def test_error_row_refers_to_full_table(self, counts_df):
+        df = counts_df.copy()
+        df.loc[3, "successes"] = 6
+        with pytest.raises(ValueError, match=r"in row 3 \(task 'p2'\)"):
+            read_counts(df, group_by="model")
+
+    def test_array_group_by_and_large_input(self):
+        rng = np.random.default_rng(3)
+        n = 200_000
+        df = pd.DataFrame({"model": rng.choice(["a", "b"], n),
+                           "task": rng.integers(0, 5000, n),
+                           "outcome": rng.integers(0, 2, n).astype(float)})
+        out = read_counts(df, group_by=np.array(["model"]))
+        assert sum(c.trials.sum() for c in out.values()) == n
+        assert sum(c.successes.sum() for c in out.values()) == df["outcome"].sum()
+
+    def test_numpy_bools_in_object_column(self):
+        outcome = np.array([np.True_, None, 0], dtype=object)
+        df = pd.DataFrame({"task": [1, 1, 2], "outcome": outcome})
+        c = read_counts(df)
+        assert c.successes.tolist() == [1, 0] and c.trials.tolist() == [1, 1]
+
+    def test_long_grouped(self, long_df):
+        df = pd.concat([long_df.assign(model="x"), long_df.assign(model="w")])
+        out = read_counts(df, group_by="model")
+        assert list(out) == [("w",), ("x",)]
+        assert out[("x",)].successes.tolist() == [1, 2, 0]
+
+
+# ---------------------------------------------------------------------------
+# real data
+# ---------------------------------------------------------------------------
+
+
+class TestRealData:
+    def test_math_groups(self):
+        path = need(MATH)
+        raw = pd.read_csv(path)
+        out = read_counts(path, group_by="model")
+        assert len(out) == 7
+        totals = raw.groupby("model")["successes"].sum()
+        for (model,), c in out.items():
+            assert c.n_tasks == 128 and (c.trials == 10_000).all()
+            assert c.pairs()[2].sum() == 128
+            assert c.successes.sum() == totals[model]
+
+    def test_math_needs_group_by(self):
+        with pytest.raises(ValueError, match=r"appears 7 times.*group_by=\['model'\]"):
+            read_counts(need(MATH))
+
+    def test_math_subsample(self):
+        c = read_counts(need(MATH), group_by=["model", "benchmark"])[("Pythia 12B", "MATH")]
+        s = c.subsample(10, rng=0)
+        assert (s.trials == 10).all() and (s.successes <= 10).all()
+
+    def test_taubench_long(self):
+        path = need(TAU)
+        raw = pd.read_csv(path)
+        c = read_counts(path)
+        assert c.n_tasks == 50 and (c.trials == 4).all()
+        expected = raw.groupby("task_id")["reward"].sum().astype(int)
+        np.testing.assert_array_equal(c.successes, expected.loc[c.tasks].to_numpy())
+
+    def test_livecodebench(self):
+        path = need(LCB)
+        raw = pd.read_csv(path)
+        out = read_counts(path, group_by="model")
+        assert len(out) == raw["model"].nunique() == 43
+        some = next(iter(out))
+        c = out[some]
+        assert c.n_tasks == 400 and (c.trials == 10).all()
+        sub = raw[raw["model"] == some[0]]
+        np.testing.assert_array_equal(c.successes, sub["successes"].to_numpy())
+        np.testing.assert_array_equal(c.tasks, sub["problem"].to_numpy())
+
+    def test_mizrahi_prompts_as_instances(self):
+        path = need(MIZRAHI)
+        out = read_counts(path, task="prompt", group_by=["task", "model"])
+        assert len(out) == 165
+        assert all(136 <= c.n_tasks <= 189 for c in out.values())
+        with pytest.raises(ValueError, match="pass task=<instance column>"):
+            read_counts(path)

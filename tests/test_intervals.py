@@ -1,0 +1,88 @@
+"""Delta-method gradients and intervals against finite differences and simulation."""
+
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose
+from scipy.stats import norm
+
+import passmix
+from passmix.intervals import delta_method, metric_gradient
+from passmix.metrics import metric_value
+from passmix.model import n_free_parameters, unpack
+
+
+class TestGradient:
+    @pytest.mark.parametrize("metric", ["pass@k", "pass^k", "auc@k"])
+    @pytest.mark.parametrize("h", [1, 2, 3])
+    def test_equals_finite_differences(self, metric, h):
+        rng = np.random.default_rng(100 * h + len(metric))
+        z = rng.normal(0, 0.8, n_free_parameters(h))
+        k = np.array([1, 5, 60, 1000])
+        values, grad = metric_gradient(z, h, metric, k)
+        eps = 1e-6
+        fd = np.column_stack([
+            (metric_value(metric, *unpack(z + eps * e, h), k)
+             - metric_value(metric, *unpack(z - eps * e, h), k)) / (2 * eps)
+            for e in np.eye(z.size)])
+        assert_allclose(values, metric_value(metric, *unpack(z, h), k), rtol=1e-12)
+        assert_allclose(grad, fd, rtol=1e-5, atol=1e-9)
+
+    def test_auc_gradient_is_mean_of_pass_at_r_gradients(self):
+        # the covariance of AUC@k includes the covariance between horizons r = 1..k
+        z = np.array([0.3, -1.0, 0.2, 1.5, 2.0])
+        k = 25
+        _, g_auc = metric_gradient(z, 2, "auc@k", k)
+        _, g_pass = metric_gradient(z, 2, "pass@k", np.arange(1, k + 1))
+        assert_allclose(g_auc[0], g_pass.mean(axis=0), rtol=1e-9, atol=1e-12)
+
+
+class TestDeltaMethod:
+    def test_matches_hand_computation(self):
+        z = np.array([-0.5, np.log(6.0)])
+        cov = np.array([[0.02, 0.005], [0.005, 0.05]])
+        k = np.array([1, 10, 100])
+        res = delta_method(z, cov, 1, "pass@k", k, level=0.9)
+        values, grad = metric_gradient(z, 1, "pass@k", k)
+        full = grad @ cov @ grad.T
+        assert_allclose(res.covariance, full)
+        assert_allclose(res.standard_error, np.sqrt(np.diag(full)))
+        zq = norm.ppf(0.95)
+        assert_allclose(res.lower, np.clip(values - zq * res.standard_error, 0, 1))
+        assert_allclose(res.upper, np.clip(values + zq * res.standard_error, 0, 1))
+        assert list(res.summary().columns) == ["metric", "k", "estimate", "se", "lower", "upper"]
+
+    def test_clipped_to_unit_interval(self):
+        res = delta_method(np.array([3.0, 1.0]), np.eye(2) * 4.0, 1, "pass@k", 50)
+        assert res.upper[0] == 1.0 and 0.0 <= res.lower[0] <= res.estimate[0]
+
+    def test_bad_level(self):
+        with pytest.raises(ValueError, match="level"):
+            delta_method(np.zeros(2), np.eye(2), 1, "pass@k", 5, level=1.5)
+
+
+def _simulate(rng, j, m, w, a, b):
+    comp = rng.choice(len(w), size=j, p=w)
+    theta = rng.beta(np.asarray(a)[comp], np.asarray(b)[comp])
+    return passmix.Counts(rng.binomial(m, theta), np.full(j, m))
+
+
+@pytest.mark.slow
+class TestCoverage:
+    """Coverage of 95% delta-method intervals for the population metric (J=200, m=10)."""
+
+    TRUE = ([0.65, 0.35], [0.6, 6.0], [4.0, 2.5])
+
+    def test_coverage_90_to_99_percent(self):
+        rng = np.random.default_rng(2024)
+        ks = np.array([10, 60])
+        truth = {m: metric_value(m, *self.TRUE, ks) for m in ("pass@k", "pass^k", "auc@k")}
+        hits = {m: np.zeros(ks.size) for m in truth}
+        n_rep = 200
+        for rep in range(n_rep):
+            res = passmix.fit(_simulate(rng, 200, 10, *self.TRUE), seed=rep)
+            for metric in truth:
+                d = res.delta(metric, ks)
+                hits[metric] += (d.lower <= truth[metric]) & (truth[metric] <= d.upper)
+        for metric, h in hits.items():
+            cover = h / n_rep
+            assert np.all((cover >= 0.90) & (cover <= 0.99)), (metric, cover)
