@@ -1,0 +1,244 @@
+"""Marginal MLE and BIC selection against independent optimisation and simulation."""
+
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import minimize
+from scipy.special import logsumexp
+from scipy.stats import betabinom
+
+import passmix
+from passmix import DegenerateDataWarning, FitWarning
+from passmix.metrics import metric_value
+
+BIMODAL = ([0.6, 0.4], [1.0, 8.0], [6.0, 2.0])
+
+
+def simulate(rng, j, m, w, a, b):
+    comp = rng.choice(len(w), size=j, p=w)
+    theta = rng.beta(np.asarray(a)[comp], np.asarray(b)[comp])
+    m = np.broadcast_to(m, (j,))
+    return passmix.Counts(rng.binomial(m, theta), m)
+
+
+def scipy_loglik(params, y, m, n, h):
+    """Mixture log-likelihood in an independent parameterisation (log a, log b, logits).
+
+    ``n[i]`` tasks share the pair ``(y[i], m[i])``.
+    """
+    log_a, log_b = params[:h], params[h:2 * h]
+    logits = np.concatenate([[0.0], params[2 * h:]])
+    log_w = logits - logsumexp(logits)
+    comp = betabinom.logpmf(y[:, None], m[:, None], np.exp(log_a), np.exp(log_b))
+    return np.sum(n * logsumexp(comp + log_w, axis=1))
+
+
+def scipy_best(y, m, h, rng, n_starts=20):
+    pairs, n = np.unique(np.column_stack([y, m]), axis=0, return_counts=True)
+    y, m = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
+    best = -np.inf
+    for _ in range(n_starts):
+        x0 = np.concatenate([rng.uniform(-1, 2.5, 2 * h), rng.normal(0, 1, h - 1)])
+        objective = lambda p: -scipy_loglik(p, y, m, n, h)  # noqa: E731
+        res = minimize(objective, x0, method="Nelder-Mead",
+                       options={"maxiter": 20000, "maxfev": 20000, "xatol": 1e-10,
+                                "fatol": 1e-12})
+        res = minimize(objective, res.x, method="BFGS")
+        best = max(best, -res.fun)
+    return best
+
+
+@pytest.fixture(scope="module")
+def bimodal_counts():
+    return simulate(np.random.default_rng(11), 3600, 40, *BIMODAL)
+
+
+@pytest.fixture(scope="module")
+def bimodal_fit(bimodal_counts):
+    return passmix.fit(bimodal_counts, seed=0)
+
+
+class TestLikelihoodOptimum:
+    @pytest.mark.parametrize("seed", [0, 1, 2])
+    def test_h1_at_least_scipy_betabinom(self, seed):
+        rng = np.random.default_rng(seed)
+        counts = simulate(rng, 300, rng.integers(2, 30, 300), [1.0], [1.5], [3.0])
+        res = passmix.fit(counts, n_components=1, seed=seed)
+        want = scipy_best(counts.successes, counts.trials, 1, rng, n_starts=5)
+        assert res.loglik >= want - 1e-6
+
+    def test_h2_at_least_independent_optimum(self):
+        rng = np.random.default_rng(7)
+        counts = simulate(rng, 400, 12, *BIMODAL)
+        res = passmix.fit(counts, n_components=2, seed=0)
+        want = scipy_best(counts.successes, counts.trials, 2, rng, n_starts=10)
+        assert res.loglik >= want - 1e-6
+        # the reported log-likelihood is the model's at the reported parameters
+        direct = np.sum(np.log(betabinom.pmf(counts.successes[:, None], counts.trials[:, None],
+                                             res.alpha, res.beta) @ res.weights))
+        assert res.loglik == pytest.approx(direct, rel=1e-10)
+
+    def test_parameters_recovered_j3600(self, bimodal_fit):
+        res = bimodal_fit
+        assert res.n_components == 2
+        # standard errors of (w, alpha, beta) by the delta method; recovery within 4 SE
+        from passmix.model import unpack_jacobian
+
+        jac = unpack_jacobian(res.params, 2)
+        se = np.sqrt(np.diag(jac @ res.covariance @ jac.T))
+        est = np.concatenate([res.weights, res.alpha, res.beta])
+        truth = np.concatenate(BIMODAL)
+        assert np.all(np.abs(est - truth) < 4 * se), (est, truth, se)
+
+    def test_grouped_likelihood_independent_of_task_order(self, bimodal_counts):
+        perm = np.random.default_rng(0).permutation(bimodal_counts.n_tasks)
+        shuffled = passmix.Counts(bimodal_counts.successes[perm], bimodal_counts.trials[perm])
+        a = passmix.fit(bimodal_counts, n_components=1, seed=3)
+        b = passmix.fit(shuffled, n_components=1, seed=3)
+        assert a.loglik == b.loglik
+
+
+class TestBIC:
+    def test_picks_two_on_bimodal(self, bimodal_fit):
+        table = bimodal_fit.bic_table
+        assert bimodal_fit.n_components == 2
+        assert list(table["n_components"]) == [1, 2, 3, 4]
+        assert table.loc[table["selected"], "n_components"].item() == 2
+        n_obs = bimodal_fit.n_observed
+        assert np.allclose(table["bic"], -2 * table["loglik"] + table["n_params"] * np.log(n_obs))
+
+    @pytest.mark.parametrize("seed", [0, 1])
+    def test_picks_one_on_single_beta(self, seed):
+        counts = simulate(np.random.default_rng(seed), 3600, 40, [1.0], [2.0], [5.0])
+        assert passmix.fit(counts, seed=seed).n_components == 1
+
+    def test_loglik_non_decreasing_in_h(self, bimodal_fit):
+        ll = bimodal_fit.bic_table["loglik"].to_numpy()
+        assert np.all(np.diff(ll) > -1e-3)
+
+    def test_identifiability_column(self):
+        counts = simulate(np.random.default_rng(0), 100, 5, [1.0], [2.0], [3.0])
+        table = passmix.fit(counts, seed=0).bic_table
+        assert list(table["identifiable"]) == [True, True, False, False]
+
+
+class TestMixtureFit:
+    def test_metrics_equal_functions(self, bimodal_fit):
+        k = np.array([1, 10, 1000])
+        for metric, method in [("pass@k", "pass_at_k"), ("pass^k", "pass_hat_k"),
+                               ("auc@k", "auc_at_k")]:
+            want = metric_value(metric, bimodal_fit.weights, bimodal_fit.alpha,
+                                bimodal_fit.beta, k)
+            assert np.array_equal(getattr(bimodal_fit, method)(k), want)
+            assert isinstance(getattr(bimodal_fit, method)(5), float)
+
+    def test_interval_and_summary(self, bimodal_fit):
+        lo, hi = bimodal_fit.interval("pass@k", 60)
+        assert lo < bimodal_fit.pass_at_k(60) < hi
+        lo99, hi99 = bimodal_fit.interval("pass@k", 60, level=0.99)
+        assert lo99 < lo and hi99 > hi
+        lo_i, hi_i = bimodal_fit.interval("pass^k", [10, 100], scale="identity")
+        assert lo_i.shape == (2,)
+        table = bimodal_fit.summary(k=[1, 60])
+        assert isinstance(table, pd.DataFrame)
+        assert list(table.columns) == ["metric", "k", "estimate", "se", "lower", "upper"]
+        assert set(table["metric"]) == {"pass@k", "pass^k", "auc@k"} and len(table) == 6
+        assert bimodal_fit.standard_error("auc@k", 60) > 0
+
+    def test_components_ordered_and_repr(self, bimodal_fit):
+        comps = bimodal_fit.components()
+        assert np.all(np.diff(comps["mean"]) > 0)
+        assert "MixtureFit(H=2" in repr(bimodal_fit)
+        assert "<table" in bimodal_fit._repr_html_()
+
+    def test_bad_metric_and_k(self, bimodal_fit):
+        with pytest.raises(ValueError, match="unknown metric"):
+            bimodal_fit.interval("pass@q", 5)
+        with pytest.raises(ValueError, match=">= 1"):
+            bimodal_fit.pass_at_k(0)
+        with pytest.raises(ValueError, match="level"):
+            bimodal_fit.summary(level=95)
+
+    def test_alternating_datasets_reuse_compiled_model(self, bimodal_counts):
+        # fits share one compiled objective per H; interleaving data sets must not leak
+        other = simulate(np.random.default_rng(5), 50, 7, [1.0], [0.7], [2.0])
+        first = passmix.fit(other, n_components=2, seed=1)
+        passmix.fit(bimodal_counts, n_components=2, seed=1)
+        again = passmix.fit(other, n_components=2, seed=1)
+        assert first.loglik == again.loglik
+        assert np.array_equal(first.covariance, again.covariance)
+
+
+class TestDegenerateAndBadInput:
+    def test_all_successes(self):
+        counts = passmix.Counts(np.full(20, 5), np.full(20, 5))
+        with pytest.warns(DegenerateDataWarning, match="every task succeeded"):
+            res = passmix.fit(counts, seed=0, max_components=2)
+        for k in (1, 10, 1000):
+            assert res.pass_at_k(k) == pytest.approx(1.0, abs=1e-6)
+            assert res.pass_hat_k(k) > 0.99
+        assert np.all(np.isfinite(res.summary(k=[1, 100])[["estimate", "lower", "upper"]]))
+
+    def test_all_failures(self):
+        counts = passmix.Counts(np.zeros(20, int), np.full(20, 5))
+        with pytest.warns(DegenerateDataWarning, match="no task succeeded"):
+            res = passmix.fit(counts, seed=0, max_components=2)
+        assert res.pass_at_k(10) < 1e-6 and np.isfinite(res.auc_at_k(1000))
+
+    def test_one_task(self):
+        with pytest.warns(DegenerateDataWarning, match="only one task"):
+            res = passmix.fit(passmix.Counts([3], [7]), seed=0)
+        assert res.n_components == 1
+        assert res.pass_at_k(1) == pytest.approx(3 / 7, abs=1e-3)
+
+    def test_single_trial_warns(self):
+        rng = np.random.default_rng(0)
+        with pytest.warns(DegenerateDataWarning, match="Pass@1"):
+            passmix.fit(passmix.Counts(rng.integers(0, 2, 50), np.ones(50, int)), seed=0,
+                        max_components=1)
+
+    def test_unrun_tasks_carry_no_information(self):
+        rng = np.random.default_rng(2)
+        counts = simulate(rng, 200, 10, [1.0], [1.0], [2.0])
+        y = np.concatenate([counts.successes, [0, 0, 0]])
+        m = np.concatenate([counts.trials, [0, 0, 0]])
+        with_unrun = passmix.fit(passmix.Counts(y, m), seed=4)
+        plain = passmix.fit(counts, seed=4)
+        assert with_unrun.loglik == plain.loglik and with_unrun.bic == plain.bic
+        assert with_unrun.n_tasks == 203 and with_unrun.n_observed == 200
+
+    def test_no_observed_task(self):
+        with pytest.raises(ValueError, match="no task has any trial"):
+            passmix.fit(passmix.Counts([0, 0], [0, 0]))
+
+    @pytest.mark.parametrize("kwargs,match", [
+        ({"n_components": 0}, "n_components"), ({"max_components": 0}, "max_components"),
+        ({"n_init": 0}, "n_init"), ({"n_components": 1.5}, "n_components"),
+    ])
+    def test_bad_options(self, kwargs, match):
+        with pytest.raises(ValueError, match=match):
+            passmix.fit(passmix.Counts([1, 2], [3, 3]), **kwargs)
+
+    def test_bad_counts(self):
+        with pytest.raises(TypeError, match="Counts"):
+            passmix.fit([1, 2, 3])
+        with pytest.raises(ValueError, match="exceeds"):
+            passmix.fit(([4, 1], [3, 3]))
+
+    def test_input_not_mutated(self):
+        y, m = np.array([1, 2, 0, 3]), np.array([3, 3, 3, 3])
+        passmix.fit((y, m), seed=0, max_components=1)
+        assert y.tolist() == [1, 2, 0, 3] and m.tolist() == [3, 3, 3, 3]
+
+    def test_deterministic_under_seed(self):
+        counts = simulate(np.random.default_rng(9), 80, 6, *BIMODAL)
+        a, b = passmix.fit(counts, seed=123), passmix.fit(counts, seed=123)
+        assert np.array_equal(a.params, b.params)
+
+    def test_no_warnings_on_clean_data(self, bimodal_counts):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", DegenerateDataWarning)
+            warnings.simplefilter("error", FitWarning)
+            passmix.fit(bimodal_counts, seed=0, max_components=2)
