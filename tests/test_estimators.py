@@ -15,15 +15,11 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy.special import comb
 
-from passmix._validation import DegenerateDataWarning
 from passmix.estimators import combinatorial_estimate, direct_estimate, naive_estimate
 
 METRICS = ("pass@k", "pass^k", "auc@k")
 ESTIMATORS = (naive_estimate, combinatorial_estimate)
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-ignore_degenerate = pytest.mark.filterwarnings(
-    "ignore::passmix._validation.DegenerateDataWarning"
-)
 
 
 # --------------------------------------------------------------------------
@@ -110,8 +106,7 @@ class TestInputs:
     def test_writable_inputs_not_mutated(self, estimate):
         y = np.array([1.0, 3.0, 0.0])
         m = np.array([4.0, 4.0, 0.0])
-        with pytest.warns(DegenerateDataWarning):
-            estimate((y, m), "auc@k", [1, 3])
+        estimate((y, m), "auc@k", [1, 3])
         assert_allclose(y, [1.0, 3.0, 0.0])
         assert_allclose(m, [4.0, 4.0, 0.0])
 
@@ -131,9 +126,8 @@ class TestInputs:
         assert estimate(counts, "PASS^K", 3) == estimate(counts, "pass^k", 3)
 
     @pytest.mark.parametrize("estimate", ESTIMATORS)
-    def test_unrun_tasks_are_excluded_with_a_warning(self, estimate):
-        with pytest.warns(DegenerateDataWarning, match="2 of 5 tasks have no trials"):
-            a = estimate(([1, 0, 2, 0, 5], [4, 0, 6, 0, 5]), "auc@k", [1, 4])
+    def test_unrun_tasks_are_excluded(self, estimate):
+        a = estimate(([1, 0, 2, 0, 5], [4, 0, 6, 0, 5]), "auc@k", [1, 4])
         b = estimate(([1, 2, 5], [4, 6, 5]), "auc@k", [1, 4])
         assert_allclose(a, b, rtol=0, atol=0)
 
@@ -180,7 +174,6 @@ class TestInputs:
         with pytest.raises(ValueError, match=match):
             estimate(([1, 2], [4, 4]), metric, k)
 
-    @ignore_degenerate
     @pytest.mark.parametrize("estimate", ESTIMATORS)
     def test_k1_equals_mean_success_rate(self, estimate):
         rng = np.random.default_rng(11)
@@ -195,7 +188,6 @@ class TestInputs:
 # naive plug-in
 # --------------------------------------------------------------------------
 class TestNaiveEstimate:
-    @ignore_degenerate
     @pytest.mark.parametrize("seed", range(4))
     def test_equals_python_loop(self, seed):
         rng = np.random.default_rng(seed)
@@ -270,7 +262,6 @@ class TestNaiveEstimate:
 # combinatorial
 # --------------------------------------------------------------------------
 class TestCombinatorialEstimate:
-    @ignore_degenerate
     @pytest.mark.parametrize("seed", range(5))
     def test_equals_brute_force_enumeration(self, seed):
         rng = np.random.default_rng(100 + seed)
@@ -360,7 +351,6 @@ class TestCombinatorialEstimate:
             combinatorial_estimate((y, m), metric, np.array([11, 2]))
         assert 0 <= combinatorial_estimate((y, m), metric, 10) <= 1
 
-    @ignore_degenerate
     def test_unrun_tasks_do_not_trigger_k_error(self):
         out = combinatorial_estimate(([2, 0], [5, 0]), "pass@k", 5)
         assert out == 1.0

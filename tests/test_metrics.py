@@ -27,11 +27,14 @@ def _quad_metric(metric, w, a, b, k):
         f = lambda x: x**k  # noqa: E731
     elif metric == "pass@k":
         # 1 - (1-x)^k, written with expm1/log1p to keep precision near x = 0
-        f = lambda x: -np.expm1(k * np.log1p(-x)) if x < 1 else 1.0  # noqa: E731
+        def f(x):
+            return -np.expm1(k * np.log1p(-x)) if x < 1 else 1.0
     else:
         def f(x):
             if x <= 0:
                 return 0.0
+            if x >= 1:
+                return 1.0
             # (1/k) sum_r [1 - (1-x)^r] = 1 - (1-x)(1-(1-x)^k)/(k x)
             return 1.0 - (1.0 - x) * (-np.expm1(k * np.log1p(-x))) / (k * x)
     return sum(wh * _quad_beta(f, ah, bh) for wh, ah, bh in zip(w, a, b))

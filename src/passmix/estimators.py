@@ -13,12 +13,11 @@ tasks, nor with the horizon ``k``.
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 from scipy.special import gammaln
 
-from passmix._validation import DegenerateDataWarning, check_k, check_metric
+from passmix._validation import check_k, check_metric
 
 __all__ = ["combinatorial_estimate", "direct_estimate", "naive_estimate"]
 
@@ -84,13 +83,6 @@ def _distinct_pairs(y: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarra
     seen = m > 0
     if not seen.any():
         raise ValueError(f"no task has any trial (all {m.size} tasks have m_j = 0).")
-    if not seen.all():
-        warnings.warn(
-            f"{m.size - seen.sum()} of {m.size} tasks have no trials (m_j = 0) and are "
-            f"excluded; the estimate averages over the {seen.sum()} tasks that were run.",
-            DegenerateDataWarning,
-            stacklevel=3,
-        )
     y, m = y[seen], m[seen]
     key = y * (m.max() + 1) + m
     _, first, count = np.unique(key, return_index=True, return_counts=True)
@@ -146,10 +138,9 @@ def naive_estimate(counts, metric: str, k) -> float | np.ndarray:
     ValueError
         For invalid counts, metric or horizons, or if no task has any trial.
 
-    Warns
+    Notes
     -----
-    DegenerateDataWarning
-        If some tasks have ``m_j = 0`` and are left out of the average.
+    Tasks with ``m_j = 0`` carry no information and are left out of the average.
 
     See Also
     --------
@@ -291,10 +282,9 @@ def combinatorial_estimate(counts, metric: str, k) -> float | np.ndarray:
         estimator is not defined there; use the mixture fit to extrapolate),
         for invalid counts, metric or horizons, or if no task has any trial.
 
-    Warns
+    Notes
     -----
-    DegenerateDataWarning
-        If some tasks have ``m_j = 0`` and are left out of the average.
+    Tasks with ``m_j = 0`` carry no information and are left out of the average.
 
     See Also
     --------
