@@ -74,6 +74,24 @@ class TestAgainstQuadrature:
                     _quad_metric(metric, w, a, b, k), abs=1e-8)
 
 
+class TestBinomialLimit:
+    """Huge concentrations (the MLE's binomial limit on sparse real data)."""
+
+    @pytest.mark.parametrize("a,b", [(939.7, 1201664.6), (2.5e5, 7.5e5), (12.0, 4.0e6)])
+    def test_against_exact_products(self, a, b):
+        r = np.arange(1, 2001)
+        # T_r = prod_{i<r} (b + i) / (a + b + i), accumulated term by term
+        t = np.exp(np.cumsum(np.log1p(-a / (a + b + np.arange(r.size)))))
+        u = np.exp(np.cumsum(np.log1p(-b / (a + b + np.arange(r.size)))))
+        assert_allclose(pass_at_k([1.0], [a], [b], r), 1.0 - t, rtol=1e-10, atol=1e-14)
+        # Pass^k here falls below 1e-200; its log (~ -460) is right to ~1e-10
+        assert_allclose(pass_hat_k([1.0], [a], [b], r), u, rtol=1e-6, atol=1e-300)
+        # AUC@k = 1 - S/k with S/k ~ 1 for tiny means: absolute accuracy ~1e-10
+        assert_allclose(auc_at_k([1.0], [a], [b], r), np.cumsum(1.0 - t) / r,
+                        rtol=1e-8, atol=1e-10)
+        assert auc_at_k([1.0], [a], [b], 1) == pytest.approx(a / (a + b), rel=1e-4, abs=1e-12)
+
+
 class TestAsymptotics:
     """One component at k = 10^6 against the leading-order tail formulas."""
 
