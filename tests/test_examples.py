@@ -1,0 +1,47 @@
+"""Bundled example data: present, well-formed, and faithful to its stated provenance."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import passmix
+from passmix.examples import EXAMPLES, example_path, load_example
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "llmonkeys_math_pythia_10k.csv"
+
+
+def test_every_example_loads():
+    for name in EXAMPLES:
+        assert example_path(name).is_file()
+        assert len(load_example(name)) == 7 * 128
+
+
+def test_subsample_is_a_draw_from_the_reference():
+    ref = load_example("math_10k").set_index(["model", "problem"]).sort_index()
+    sub = load_example("math_m10").set_index(["model", "problem"]).sort_index()
+    assert ref.index.equals(sub.index)
+    assert (sub["trials"] == 10).all() and (ref["trials"] == 10_000).all()
+    # a draw without replacement cannot exceed the successes or failures available
+    assert (sub["successes"] <= np.minimum(10, ref["successes"])).all()
+    assert (10 - sub["successes"] <= ref["trials"] - ref["successes"]).all()
+    # and its success rate tracks the reference (binomial SE of 896 x 10 draws)
+    p_ref, p_sub = ref["successes"].sum() / ref["trials"].sum(), sub["successes"].mean() / 10
+    assert abs(p_sub - p_ref) < 4 * np.sqrt(p_ref * (1 - p_ref) / (896 * 10))
+
+
+@pytest.mark.skipif(not SHARED.exists(), reason="shared data not present")
+def test_reference_equals_shared_data():
+    shared = pd.read_csv(SHARED)
+    pd.testing.assert_frame_equal(load_example("math_10k"), shared)
+
+
+def test_reads_as_counts_by_model():
+    groups = passmix.read_counts(example_path("math_m10"), group_by="model")
+    assert len(groups) == 7 and all(c.n_tasks == 128 for c in groups.values())
+
+
+def test_unknown_example():
+    with pytest.raises(ValueError, match="unknown example"):
+        example_path("gsm8k")
