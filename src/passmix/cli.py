@@ -617,6 +617,139 @@ def estimate(
             raise click.ClickException(_message(err)) from None
 
 
+@main.group()
+def experiment() -> None:
+    """Run an evaluation protocol on data and write its tables, report and figures."""
+
+
+@experiment.command(context_settings={"show_default": True})
+@click.argument("data", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--out", "-o", "out", required=True,
+              type=click.Path(file_okay=False, writable=True, path_type=Path),
+              help="Output folder: errors.csv, summary CSVs, report.md, figures, cache/.")
+@click.option("--group-by", "group_by", multiple=True, metavar="COLS",
+              help="Column(s) identifying groups (e.g. model,benchmark), comma-separated.")
+@click.option("--m", "m", type=HorizonList(), default=None, metavar="M[,M...]",
+              help="Trials kept per task. [default: adapted to the trial count; the "
+                   "paper's grid for 80 trials]")
+@click.option("--k", "k", type=HorizonList(), default=None,
+              help="Horizons. [default: adapted to the trial count, up to it]")
+@click.option("--seeds", type=click.IntRange(min=1), default=3, help="Number of seeds.")
+@click.option("--first-seed", type=click.IntRange(min=0), default=0,
+              help="Seeds are FIRST_SEED .. FIRST_SEED + SEEDS - 1.")
+@click.option("--jobs", "-j", type=click.IntRange(min=-1), default=1,
+              help="Parallel worker processes (-1: all cores).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run on this Dask scheduler (e.g. tcp://host:8786) instead of local "
+                   "processes; needs passmix[dask].")
+@click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True),
+              default=0.95, help="Confidence level of the mixture intervals.")
+@click.option("--max-components", type=click.IntRange(min=1), default=4,
+              help="Largest number of mixture components tried (BIC chooses).")
+@click.option("--n-init", type=click.IntRange(min=1), default=10,
+              help="Random initialisations per number of components.")
+@click.option("--report-k", type=HorizonList(), default=None,
+              help="Fixed horizons of the report's tables. [default: 60 for the paper's "
+                   "grid, else 100, 1000, ... among --k, else the largest k]")
+@click.option("--report-m", type=click.IntRange(min=1), default=None,
+              help="Budget of the headline tables. [default: 5 for the paper's grid, else "
+                   "10 if run, else the smallest m]")
+@click.option("--title", default=None, help="Title of the report.")
+@click.option("--layout", type=click.Choice(LAYOUTS, case_sensitive=False), default="auto",
+              help="Input layout (see 'passmix estimate --help'). One row per attempt or "
+                   "one 0/1 column per attempt keeps single trials, which are permuted.")
+@click.option("--task", default=None, metavar="COL", help="Task label column.")
+@click.option("--successes", default=None, metavar="COL",
+              help="Successes column (counts layout).")
+@click.option("--trials", default=None, metavar="COL", help="Trials column (counts layout).")
+@click.option("--outcome", default=None, metavar="COL",
+              help="0/1 outcome column (long layout).")
+@click.option("--no-figures", is_flag=True, help="Skip the figures.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write DIR/cache/.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def repeated(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...],
+             m: tuple[int, ...] | None, k: tuple[int, ...] | None, seeds: int,
+             first_seed: int, jobs: int, scheduler: str | None, level: float,
+             max_components: int, n_init: int, report_k: tuple[int, ...] | None,
+             report_m: int | None, title: str | None, layout: str, task: str | None,
+             successes: str | None, trials: str | None, outcome: str | None,
+             no_figures: bool, no_cache: bool, quiet: bool) -> None:
+    """Repeated-trial protocol (first paper, FORMULAS.md section 7) on DATA.
+
+    Per group and seed, keeps the first m trials of every task after a random
+    reordering (nested subsets), estimates Pass@k, Pass^k and AUC@k by the
+    naive, combinatorial (k <= m) and mixture methods, and measures the error
+    against the combinatorial estimate on all trials, in percentage points.
+    Writes errors.csv (one row per group, seed, m, k, metric, method), the
+    paper's summary tables as CSV and report.md, and figures (PNG and PDF).
+    Results are cached per (group, seed, m) in DIR/cache, so an interrupted
+    run resumes.
+
+    \b
+    Examples:
+      passmix experiment repeated runs.csv --group-by model --out results/
+      passmix experiment repeated math.csv --group-by model --m 5,10,20 \\
+          --k 10,100,1000 --seeds 3 --jobs 2 --out results/math
+    """
+    if jobs == 0:
+        raise click.BadParameter("must be -1 or >= 1.", ctx, param_hint="'--jobs'")
+    group_cols = _split_columns(group_by)
+    from .experiments import repeated_experiment
+
+    client = None
+    with _warnings_as_lines(), contextlib.ExitStack() as stack:
+        try:
+            if scheduler is not None:
+                try:
+                    from dask.distributed import Client
+                except ImportError:
+                    raise click.ClickException(
+                        "--scheduler needs dask.distributed: pip install 'passmix[dask]'."
+                    ) from None
+                client = stack.enter_context(Client(scheduler))
+            result = repeated_experiment(
+                data, out, group_by=group_cols or None, layout=layout.lower(), task=task,
+                successes=successes, trials=trials, outcome=outcome, m=m, k=k,
+                seeds=list(range(first_seed, first_seed + seeds)), level=level,
+                max_components=max_components, n_init=n_init, jobs=jobs, client=client,
+                cache=not no_cache, report_k=report_k, report_m=report_m,
+                figures=not no_figures, title=title, command=_command_line(ctx),
+                progress=not quiet and _is_tty(sys.stderr),
+            )
+        except _INPUT_ERRORS as err:
+            raise click.ClickException(_message(err)) from None
+    t = result.timings
+    click.echo(f"{len(result.errors)} rows from {len(result.fits)} fits "
+               f"({t['units_cached']} cached) in {t['seconds']:.1f} s; report: "
+               f"{out / 'report.md'}")
+
+
+def _command_line(ctx: click.Context) -> str:
+    """The command as typed, in canonical form: only options given on the command line."""
+    import shlex
+
+    from click.core import ParameterSource
+
+    words = ["passmix", *ctx.command_path.split()[1:]]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name)
+        if ctx.get_parameter_source(param.name) != ParameterSource.COMMANDLINE:
+            continue
+        if isinstance(param, click.Argument):
+            words.append(str(value))
+            continue
+        flag = max(param.opts, key=len)
+        if getattr(param, "is_flag", False):
+            words.append(flag)
+        elif isinstance(value, tuple):
+            joined = ",".join(map(str, value))
+            words += [flag, joined]
+        else:
+            words += [flag, str(value)]
+    return shlex.join(words)
+
+
 def _silence_stdout() -> None:
     """Point stdout at /dev/null so that flushing at exit does not fail again."""
     try:

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Regenerate docs/results/ from the real repeated-trial data in ../shared/data.
+# Run from the repository root: bash docs/results/regenerate.sh
+# Each report.md also quotes its own command. Afterwards errors.csv is
+# gzipped and the PDF copies of the figures are removed to keep the folder
+# small (the harness always writes errors.csv and PNG + PDF figures).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+passmix experiment repeated ../shared/data/llmonkeys_math_pythia_10k.csv --group-by model \
+    --out docs/results/math_10k --jobs 2 --no-cache --quiet \
+    --title "Large Language Monkeys MATH (Pythia, 10,000 samples per problem)"
+passmix experiment repeated ../shared/data/llmonkeys_math_pythia_10k.csv --group-by model \
+    --m 10 --seeds 9 --out docs/results/math_10k_m10_9seeds --jobs 2 --no-cache --quiet \
+    --no-figures --title "MATH at m = 10 over seeds 0-8"
+passmix experiment repeated ../shared/data/taubench_gpt4o_airline_trials.csv \
+    --group-by model,domain --out docs/results/taubench_airline --no-cache --quiet \
+    --title "tau-bench airline (gpt-4o, 4 trials per task)"
+passmix experiment repeated ../shared/data/livecodebench_2024-04-17_10samples.csv \
+    --group-by model --out docs/results/livecodebench --jobs 2 --no-cache --quiet \
+    --title "LiveCodeBench 2024-04-17 (43 models, 10 samples per problem)"
+
+for dir in math_10k math_10k_m10_9seeds taubench_airline livecodebench; do
+    gzip -9 -n -f "docs/results/$dir/errors.csv"
+    rm -f docs/results/"$dir"/*.pdf
+done

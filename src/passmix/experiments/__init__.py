@@ -1,0 +1,40 @@
+"""Experimental protocols that compare the mixture with the direct estimators.
+
+:mod:`~passmix.experiments.repeated` runs the first paper's repeated-trial
+protocol (FORMULAS.md, section 7); :mod:`~passmix.experiments.report` turns
+its errors into the paper's tables and a Markdown report;
+:mod:`~passmix.experiments.figures` draws its figures.
+"""
+
+from .repeated import (
+    METHODS,
+    PAPER_K,
+    PAPER_M,
+    RepeatedConfig,
+    RepeatedResult,
+    default_k_grid,
+    default_m_grid,
+    group_id,
+    load_repeated,
+    nested_subsets,
+    repeated_experiment,
+    run_repeated,
+)
+from .report import summary_tables, write_report
+
+__all__ = [
+    "METHODS",
+    "PAPER_K",
+    "PAPER_M",
+    "RepeatedConfig",
+    "RepeatedResult",
+    "default_k_grid",
+    "default_m_grid",
+    "group_id",
+    "load_repeated",
+    "nested_subsets",
+    "repeated_experiment",
+    "run_repeated",
+    "summary_tables",
+    "write_report",
+]
