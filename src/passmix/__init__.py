@@ -4,12 +4,13 @@ Fit a Beta mixture to per-task success counts and read off Pass@k, Pass^k and
 AUC@k at any horizon, with delta-method intervals.
 """
 
-from ._validation import METRICS, DegenerateDataWarning, FitWarning
+from ._validation import METRICS, DegenerateDataWarning, FitWarning, PosteriorWarning
 from .data import Counts, read_counts
 from .estimators import combinatorial_estimate, direct_estimate, naive_estimate
 from .fit import MixtureFit, fit
 from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
 from .metrics import auc_at_k, metric_value, pass_at_k, pass_hat_k
+from .posterior import compare_intervals, credible_interval, posterior_metrics, sample
 
 __version__ = "0.1.0"
 
@@ -21,8 +22,11 @@ __all__ = [
     "DeltaMethodResult",
     "FitWarning",
     "MixtureFit",
+    "PosteriorWarning",
     "auc_at_k",
     "combinatorial_estimate",
+    "compare_intervals",
+    "credible_interval",
     "delta_method",
     "direct_estimate",
     "fit",
@@ -30,5 +34,7 @@ __all__ = [
     "naive_estimate",
     "pass_at_k",
     "pass_hat_k",
+    "posterior_metrics",
     "read_counts",
+    "sample",
 ]

@@ -14,6 +14,7 @@ __all__ = [
     "METRICS",
     "DegenerateDataWarning",
     "FitWarning",
+    "PosteriorWarning",
     "check_k",
     "check_level",
     "check_metric",
@@ -41,6 +42,11 @@ class DegenerateDataWarning(UserWarning):
 
 class FitWarning(UserWarning):
     """An optimisation that did not converge or stopped on a box bound."""
+
+
+class PosteriorWarning(UserWarning):
+    """MCMC draws that should not be trusted as they are: r_hat, ESS, divergences,
+    an improper flat posterior, or a posterior predictive misfit."""
 
 
 def check_metric(metric: str) -> str:

@@ -164,6 +164,25 @@ class MixtureFit:
         se = self.delta(metric, k).standard_error
         return float(se[0]) if np.ndim(k) == 0 else se
 
+    # -- posterior -------------------------------------------------------------
+    def sample(self, draws: int = 1000, chains: int = 4, *, prior: str = "weak", seed=None,
+               **kwargs):
+        """Sample this model's posterior (same H, same data) with NUTS.
+
+        Thin wrapper of :func:`passmix.posterior.sample`: ``prior="weak"``
+        (default, proper) or ``"flat"`` (its mode is this MLE; a warning says
+        when it is improper for these data); other keywords (``tune``,
+        ``n_components``, ``sampler``, ``k``, ``cores``, ...) go there.
+
+        Returns
+        -------
+        arviz.InferenceData
+            Metric draws via :func:`passmix.posterior_metrics`.
+        """
+        from .posterior import sample
+
+        return sample(self, draws, chains, prior=prior, seed=seed, **kwargs)
+
     # -- tables ----------------------------------------------------------------
     def components(self) -> pd.DataFrame:
         """One row per component: weight, alpha, beta, mean, concentration."""
