@@ -232,10 +232,16 @@ class TestParallelAndCache:
         loky = run_repeated(groups, jobs=2, **kwargs)
         pd.testing.assert_frame_equal(loky.errors, serial.errors)
         distributed = pytest.importorskip("dask.distributed")
-        with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+        with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
                                       dashboard_address=None) as cluster, \
                 distributed.Client(cluster) as client:
             dask = run_repeated(groups, jobs=-1, client=client, **kwargs)
+        # threads in one worker would share process-wide state (warnings, BLAS limits)
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                      dashboard_address=None) as cluster, \
+                distributed.Client(cluster) as client, \
+                pytest.raises(ValueError, match="one thread each"):
+            run_repeated(groups, jobs=-1, client=client, **kwargs)
         pd.testing.assert_frame_equal(dask.errors, serial.errors)
         pd.testing.assert_frame_equal(dask.fits.drop(columns="seconds"),
                                       serial.fits.drop(columns="seconds"))

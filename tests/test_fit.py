@@ -209,6 +209,17 @@ class TestDegenerateAndBadInput:
         assert with_unrun.loglik == plain.loglik and with_unrun.bic == plain.bic
         assert with_unrun.n_tasks == 203 and with_unrun.n_observed == 200
 
+    def test_covariance_positive_semidefinite_on_bound(self):
+        # binomial data: the concentration runs to its bound and the information is singular
+        rng = np.random.default_rng(3)
+        res = passmix.fit(passmix.Counts(rng.binomial(5, 0.4, 30), np.full(30, 5)),
+                          n_components=1, seed=0)
+        assert "log_concentration[0]" in res.on_bound
+        assert np.linalg.eigvalsh(res.covariance).min() >= -1e-12
+        with pytest.warns(FitWarning, match="box bound"):
+            lo, hi = res.interval("pass@k", 10)
+        assert lo < res.pass_at_k(10) < hi
+
     def test_no_observed_task(self):
         with pytest.raises(ValueError, match="no task has any trial"):
             passmix.fit(passmix.Counts([0, 0], [0, 0]))

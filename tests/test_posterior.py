@@ -387,6 +387,9 @@ class TestDiagnostics:
                                       prior="flat", k=[60], max_treedepth=6)
         improper = [m for m in messages if "improper" in m]
         assert any("log_concentration" in m and "prior='weak'" in m for m in improper)
+        # both checks fire: the MLE on the bound (before sampling) and the draws (after)
+        assert any("MLE is on it" in m for m in improper)
+        assert any("appears improper" in m and "draws of" in m for m in improper)
         idata, messages = sample_recorded(res, draws=500, chains=2, tune=300, seed=1, k=[60])
         assert not [m for m in messages if "improper" in m]
         assert diagnose(idata)["r_hat"].max() < 1.05
@@ -482,3 +485,15 @@ def test_coverage_j30_m5_k60():
           f"({problems} with a sampler diagnostic):\n{table}")
     for metric in METRICS:
         assert 0.90 <= table.loc[metric, "credible eti"] <= 0.99, table
+
+
+def test_predictive_pmf_equals_scipy_betabinom_with_tiny_beta():
+    """y = m keeps its mass when beta is far below double rounding of beta + m."""
+    from scipy.stats import betabinom
+
+    from passmix.posterior import _mixture_pmf
+
+    w, a, b = np.array([0.5, 0.5]), np.array([1.0, np.exp(3.0)]), np.array([5.0, np.exp(-37.0)])
+    y = np.arange(11)
+    want = (w * betabinom.pmf(y[:, None], 10, a, b)).sum(axis=1)
+    np.testing.assert_allclose(_mixture_pmf(w, a, b, 10), want, rtol=1e-9, atol=1e-15)

@@ -311,13 +311,23 @@ def _fit_one_h(objective, h, starts, box) -> CandidateFit:
 
 
 def _covariance(objective, params) -> np.ndarray:
+    """Inverse observed information; a pseudo-inverse over its positive part if singular.
+
+    At an optimum on a box bound (or along a flat ridge) the information has
+    zero or slightly negative eigenvalues; those directions get zero
+    variance instead of a negative one (the coordinates are treated as known,
+    as the fit's FitWarning says).
+    """
     info = -objective.hessian(params)
     try:
         chol = np.linalg.cholesky(info)
         eye = np.eye(info.shape[0])
         return np.linalg.solve(chol.T, np.linalg.solve(chol, eye))
     except np.linalg.LinAlgError:
-        return np.linalg.pinv(info, hermitian=True)
+        values, vectors = np.linalg.eigh(info)
+        keep = values > 1e-10 * max(values.max(), 1e-300)
+        inverse = np.where(keep, 1.0 / np.where(keep, values, 1.0), 0.0)
+        return (vectors * inverse) @ vectors.T
 
 
 def _warn_degenerate(counts: Counts, y, m, weight) -> None:

@@ -56,7 +56,7 @@ from ._validation import DegenerateDataWarning, FitWarning, PosteriorWarning, ch
     check_level, check_metric
 from .intervals import ConfidenceInterval
 from .metrics import metric_value
-from .model import PARAMETER_BOUNDS, WEAK_PRIOR, get_sampling_model, n_free_parameters, \
+from .model import PARAMETER_BOUNDS, WEAK_PRIOR, _blocks, get_sampling_model, n_free_parameters, \
     pair_data
 
 if TYPE_CHECKING:
@@ -139,29 +139,23 @@ def _idata_iv(idata) -> None:
 
 # -- sampling --------------------------------------------------------------------
 
-def _resolve_fit(data, n_components, seed) -> tuple[MixtureFit, int, np.ndarray]:
-    """The fit to start from, the H to sample and the MLE of that H."""
+def _resolve_fit(data, n_components, seed
+                 ) -> tuple[MixtureFit, int, np.ndarray, tuple[str, ...]]:
+    """The fit to start from, the H to sample, the MLE of that H and its on-bound coordinates."""
     from .fit import MixtureFit, fit
 
     if n_components is not None:
         n_components = _whole(n_components, "n_components")
     if not isinstance(data, MixtureFit):
         res = fit(data, n_components=n_components, seed=seed)
-        return res, res.n_components, np.asarray(res.params)
+        return res, res.n_components, np.asarray(res.params), tuple(res.on_bound)
     h = data.n_components if n_components is None else n_components
     if h == data.n_components:
-        return data, h, np.asarray(data.params)
-    if h in data.candidates:
-        return data, h, np.asarray(data.candidates[h].params)
-    res = fit(data.counts, n_components=h, seed=seed)
-    return data, h, np.asarray(res.params)
-
-
-def _mle_on_bound(fit: MixtureFit, h: int) -> tuple[str, ...]:
-    if h == fit.n_components:
-        return tuple(fit.on_bound)
-    cand = fit.candidates.get(h)
-    return tuple(cand.on_bound) if cand is not None else ()
+        return data, h, np.asarray(data.params), tuple(data.on_bound)
+    cand = data.candidates.get(h)
+    if cand is None:
+        cand = fit(data.counts, n_components=h, seed=seed)
+    return data, h, np.asarray(cand.params), tuple(cand.on_bound)
 
 
 def _starts(mle: np.ndarray, h: int, chains: int, prior: str, seed: int | None,
@@ -172,7 +166,7 @@ def _starts(mle: np.ndarray, h: int, chains: int, prior: str, seed: int | None,
     rng = np.random.default_rng(seed)
     if prior == "weak":
         lo, hi = [], []
-        for name, size in _free_blocks(h):
+        for name, size in _blocks(h):
             mu, sigma = WEAK_PRIOR[name]
             lo += [mu - 3 * sigma] * size
             hi += [mu + 3 * sigma] * size
@@ -184,15 +178,9 @@ def _starts(mle: np.ndarray, h: int, chains: int, prior: str, seed: int | None,
     return [centre + rng.normal(0.0, jitter, centre.size) for _ in range(chains)]
 
 
-def _free_blocks(h: int) -> list[tuple[str, int]]:
-    blocks = [("logit_weights", h - 1), ("logit_mean_first", 1),
-              ("log_mean_gaps", h - 1), ("log_concentration", h)]
-    return [(name, size) for name, size in blocks if size > 0]
-
-
 def _as_point(z: np.ndarray, h: int) -> dict[str, np.ndarray | float]:
     point, i = {}, 0
-    for name, size in _free_blocks(h):
+    for name, size in _blocks(h):
         point[name] = float(z[i]) if name == "logit_mean_first" else z[i:i + size].copy()
         i += size
     return point
@@ -221,7 +209,7 @@ def _run_nutpie(sm, draws, tune, chains, cores, seed, starts, target_accept, pro
     if compiled is None:
         compiled = nutpie.compile_pymc_model(sm.model, freeze_model=False)
         names = [n for n in compiled.shapes if n in FREE_VARS]
-        expected = [n for n, _ in _free_blocks(sm.n_components)]
+        expected = [n for n, _ in _blocks(sm.n_components)]
         if names != expected:  # pragma: no cover - guards a change in nutpie's ordering
             raise RuntimeError(f"unexpected nutpie variable order {names}, expected {expected}")
         sm.nutpie_cache["compiled"] = compiled
@@ -331,7 +319,7 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitWarning)  # the bound is said below, in its own terms
         warnings.simplefilter("ignore", DegenerateDataWarning)
-        fit_, h, mle = _resolve_fit(data, n_components, seed)
+        fit_, h, mle, on_bound = _resolve_fit(data, n_components, seed)
     y, m, weight = fit_.counts.pairs()
     problems: list[str] = []
     if n_free_parameters(h) > int(m.max()):
@@ -341,7 +329,6 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
                "(prior='flat': it is improper).")
         problems.append(msg)
         warnings.warn(msg, PosteriorWarning, stacklevel=2)
-    on_bound = _mle_on_bound(fit_, h)
     if prior == "flat" and on_bound:
         msg = (f"the flat posterior is improper for these data: the likelihood rises to the "
                f"box bound of {', '.join(on_bound)} (the MLE is on it), so it does not vanish "
@@ -417,7 +404,8 @@ def _mixture_pmf(weights, alpha, beta, m: int) -> np.ndarray:
         a = np.clip(alpha, 1e-300, 1e300)[..., None]
         b = np.clip(beta, 1e-300, 1e300)[..., None]
         log_comb = gammaln(m + 1.0) - gammaln(y + 1.0) - gammaln(m - y + 1.0)
-        log_c = log_comb + betaln(a + y, b + m - y) - betaln(a, b)
+        # (m - y) first: b + m - y rounds to 0 at y = m when b is tiny
+        log_c = log_comb + betaln(a + y, b + (m - y)) - betaln(a, b)
         log_pmf = logsumexp(np.log(weights)[..., None] + log_c, axis=-2)
         pmf = np.exp(log_pmf)
         pmf = np.where(np.isfinite(pmf), pmf, 0.0)
@@ -534,11 +522,18 @@ def posterior_metrics(idata, k=None, *, metric: str | None = None) -> xr.Dataset
     else:
         k_arr = check_k(k)[0]
     w, a, b = (_flat_draws(posterior, v) for v in ("weights", "alpha", "beta"))
+    # draws of an improper flat posterior can run off until alpha or beta
+    # under/overflows; those draws give NaN (the diagnostics say why), not an error
+    bad = ~np.all(np.isfinite(w) & np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0),
+                  axis=-1)
+    if bad.any():
+        w, a, b = (np.where(bad[..., None], 1.0, x) for x in (w, a, b))
     metrics = list(METRIC_VARS) if metric is None else [check_metric(metric)]
     out = {}
     for name in metrics:
         with np.errstate(all="ignore"):
             values = metric_value(name, w, a, b, k_arr)
+        values = np.where(bad[..., None], np.nan, values)
         out[METRIC_VARS[name]] = xr.DataArray(
             np.asarray(values), dims=("chain", "draw", "k"),
             coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values,

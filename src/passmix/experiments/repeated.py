@@ -701,6 +701,18 @@ def _backend(client: Any) -> Iterator[None]:
         return
     import joblib
 
+    # Each fit records its warnings and pins BLAS threads, both process-wide
+    # state: two fits in threads of one worker would mix them up.
+    threads = client.nthreads()
+    per_process: dict[Any, int] = {}
+    for worker, pid in client.run(os.getpid).items():
+        per_process[pid] = per_process.get(pid, 0) + threads.get(worker, 1)
+    if any(n > 1 for n in per_process.values()):
+        raise ValueError(
+            "passmix needs Dask workers that are processes with one thread each "
+            "(threads_per_worker=1, processes=True); this cluster runs "
+            f"{max(per_process.values())} threads in one process."
+        )
     with joblib.parallel_config(backend="dask", client=client):
         yield
 
@@ -748,7 +760,9 @@ def run_repeated(
         `client`, the number of concurrent tasks (``-1``: as many as the
         cluster takes).
     client : dask.distributed.Client, optional
-        Run the tasks on this Dask cluster (joblib's dask backend).
+        Run the tasks on this Dask cluster (joblib's dask backend). Its workers
+        must be processes with one thread each (a fit records warnings and pins
+        BLAS threads process-wide); a ValueError says so otherwise.
     cache_dir : path, optional
         Keep one file per (group, seed, m) here and reuse it on the next run
         with the same data and settings.
