@@ -497,3 +497,39 @@ def test_predictive_pmf_equals_scipy_betabinom_with_tiny_beta():
     y = np.arange(11)
     want = (w * betabinom.pmf(y[:, None], 10, a, b)).sum(axis=1)
     np.testing.assert_allclose(_mixture_pmf(w, a, b, 10), want, rtol=1e-9, atol=1e-15)
+
+
+def test_h1_posterior_equals_grid_quadrature():
+    """NUTS against an exact posterior: H = 1 has two coordinates, integrated on a grid.
+
+    The grid posterior is written here from scipy.stats.betabinom and the
+    documented weak prior, independently of the PyMC graph.
+    """
+    from scipy.special import expit, logsumexp
+    from scipy.stats import betabinom
+
+    rng = np.random.default_rng(17)
+    counts = simulate(rng, 30, 5, [1.0], [0.7], [1.2])
+    y, m, n = counts.pairs()
+    eta = np.linspace(-6.0, 6.0, 361)
+    log_kappa = np.linspace(-7.0, 9.0, 481)
+    e, lk = np.meshgrid(eta, log_kappa, indexing="ij")
+    alpha, beta = np.exp(lk) * expit(e), np.exp(lk) * expit(-e)
+    loglik = sum(c * betabinom.logpmf(yi, mi, alpha, beta) for yi, mi, c in zip(y, m, n))
+    (mu_e, sd_e), (mu_k, sd_k) = WEAK_PRIOR["logit_mean_first"], WEAK_PRIOR["log_concentration"]
+    log_post = loglik + norm.logpdf(e, mu_e, sd_e) + norm.logpdf(lk, mu_k, sd_k)
+    weight = np.exp(log_post - logsumexp(log_post))
+    k = np.array([1, 10, 60])
+    grid_mean = {metric: np.tensordot(weight, metric_value(metric, np.ones(e.shape + (1,)),
+                                                           alpha[..., None], beta[..., None], k),
+                                      axes=([0, 1], [0, 1]))
+                 for metric in ("pass@k", "pass^k", "auc@k")}
+
+    res = passmix.fit(counts, n_components=1, seed=0)
+    idata, _ = sample_recorded(res, draws=1000, chains=4, seed=3, k=list(k))
+    for metric, want in grid_mean.items():
+        draws = passmix.posterior_metrics(idata, k=k, metric=metric)
+        got = draws.mean(("chain", "draw")).values
+        mcse = np.array([float(az.mcse(draws.sel(k=kk), method="mean").to_array().values[0])
+                         for kk in k])
+        assert np.all(np.abs(got - want) < 4 * mcse + 1e-4), (metric, got, want, mcse)

@@ -24,8 +24,9 @@ process, several, or a Dask cluster.
 
 Work is split into one task per (group, seed) that fits every ``m`` of that
 seed, so a worker process compiles the PyTensor models once and reuses them.
-Each (group, seed, m) result is written to a cache file as soon as it arrives,
-so an interrupted run resumes where it stopped.
+The results of a (group, seed) task are written to one cache file per
+(group, seed, m) as soon as the task returns, so an interrupted run resumes
+from the last finished task; a rerun computes only the budgets not cached.
 """
 
 from __future__ import annotations
