@@ -496,6 +496,21 @@ def _warnings_as_lines() -> Iterator[None]:
 _INPUT_ERRORS = (ValueError, TypeError, OSError, RuntimeError)
 
 
+def _column_options(command):
+    """The options naming input columns, shared by the commands that read data."""
+    for option in reversed([
+        click.option("--task", default=None, metavar="COL", help="Task label column."),
+        click.option("--successes", default=None, metavar="COL",
+                     help="Successes column (counts layout)."),
+        click.option("--trials", default=None, metavar="COL",
+                     help="Trials column (counts layout)."),
+        click.option("--outcome", default=None, metavar="COL",
+                     help="0/1 outcome column (long layout)."),
+    ]):
+        command = option(command)
+    return command
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="passmix")
 def main() -> None:
@@ -534,12 +549,7 @@ def main() -> None:
 @click.option("--layout", type=click.Choice(LAYOUTS, case_sensitive=False), default="auto",
               help="Input layout: one row per task (counts), per attempt (long), or one "
                    "0/1 column per attempt (matrix); auto detects it from the columns.")
-@click.option("--task", default=None, metavar="COL", help="Task label column.")
-@click.option("--successes", default=None, metavar="COL",
-              help="Successes column (counts layout).")
-@click.option("--trials", default=None, metavar="COL", help="Trials column (counts layout).")
-@click.option("--outcome", default=None, metavar="COL",
-              help="0/1 outcome column (long layout).")
+@_column_options
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               default=None, metavar="PATH", help="Write to this file instead of stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -658,12 +668,7 @@ def experiment() -> None:
 @click.option("--layout", type=click.Choice(LAYOUTS, case_sensitive=False), default="auto",
               help="Input layout (see 'passmix estimate --help'). One row per attempt or "
                    "one 0/1 column per attempt keeps single trials, which are permuted.")
-@click.option("--task", default=None, metavar="COL", help="Task label column.")
-@click.option("--successes", default=None, metavar="COL",
-              help="Successes column (counts layout).")
-@click.option("--trials", default=None, metavar="COL", help="Trials column (counts layout).")
-@click.option("--outcome", default=None, metavar="COL",
-              help="0/1 outcome column (long layout).")
+@_column_options
 @click.option("--no-figures", is_flag=True, help="Skip the figures.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write DIR/cache/.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
