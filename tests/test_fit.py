@@ -217,8 +217,13 @@ class TestDegenerateAndBadInput:
         assert "log_concentration[0]" in res.on_bound
         assert np.linalg.eigvalsh(res.covariance).min() >= -1e-12
         with pytest.warns(FitWarning, match="box bound"):
-            lo, hi = res.interval("pass@k", 10)
+            lo, hi = res.interval("pass@k", 10, method="delta")
         assert lo < res.pass_at_k(10) < hi
+        # the profile interval reaches in from the bound: no warning, and wider
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FitWarning)
+            p_lo, p_hi = res.interval("pass@k", 10)
+        assert p_lo < lo and p_hi >= hi
 
     def test_no_observed_task(self):
         with pytest.raises(ValueError, match="no task has any trial"):

@@ -1,5 +1,7 @@
 """The PyMC model and its compiled objective against scipy.stats and finite differences."""
 
+import warnings
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
@@ -127,7 +129,17 @@ class TestParameterisation:
     def test_pack_inverts_unpack(self, h):
         rng = np.random.default_rng(h)
         z = rng.normal(0, 1, n_free_parameters(h))
-        assert_allclose(pack(*unpack(z, h)), z, atol=1e-10)
+        w, a, b = unpack(z, h)
+        assert_allclose(pack(w, np.log(a / b), np.log(a + b)), z, atol=1e-10)
+
+    def test_pack_keeps_underflowing_shapes_and_empty_weights(self):
+        # a mean of expit(-800) has beta = 0 in floating point, a weight may be 0:
+        # the coordinates stay finite, with no warning
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            z = pack([0.0, 1.0], [-800.0, 0.5], [np.log(3.0), np.log(7.0)])
+        assert np.all(np.isfinite(z))
+        assert z[1] == -800.0
 
     def test_means_ordered_and_weights_simplex(self):
         rng = np.random.default_rng(1)

@@ -15,9 +15,12 @@ __all__ = [
     "DegenerateDataWarning",
     "FitWarning",
     "PosteriorWarning",
+    "K_MAX",
     "check_k",
     "check_level",
     "check_metric",
+    "check_seed",
+    "check_whole",
 ]
 
 #: Canonical metric names, as used in tables, the CLI and ``MixtureFit.interval``.
@@ -61,11 +64,16 @@ def check_metric(metric: str) -> str:
     return _METRIC_ALIASES[key]
 
 
+#: largest horizon: k is held as a 64-bit integer
+K_MAX = 2**63 - 1
+
+
 def check_k(k) -> tuple[np.ndarray, bool]:
     """Validate horizons.
 
     Returns the horizons as a 1-d int64 array and whether `k` was a scalar.
-    Raises ``ValueError`` for k < 1, fractional, NaN or empty input.
+    Raises ``TypeError`` for non-numbers and booleans, ``ValueError`` for
+    k < 1, fractional, NaN, empty input or k beyond 2^63 - 1.
     """
     scalar = np.ndim(k) == 0
     if isinstance(k, (bool, np.bool_)):
@@ -75,6 +83,17 @@ def check_k(k) -> tuple[np.ndarray, bool]:
         raise ValueError(f"k must be a scalar or 1-d array, got shape {arr.shape}.")
     if arr.size == 0:
         raise ValueError("k is empty; give at least one horizon.")
+    if arr.dtype.kind == "O":  # Python ints beyond int64, or mixed objects
+        for value in arr:
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+                raise TypeError(f"k must be integer, got {value!r}.")
+        arr = np.array([float(v) if not isinstance(v, numbers.Integral) else v for v in arr],
+                       dtype=object)
+        too_big = [v for v in arr if v > K_MAX]
+        if too_big:
+            raise ValueError(f"k = {too_big[0]} is too large; horizons up to 2^63 - 1 "
+                             f"(about 9.2e18) are supported.")
+        arr = np.array([float(v) for v in arr])
     if arr.dtype.kind not in "iuf":
         raise TypeError(f"k must be integer, got dtype {arr.dtype}.")
     if arr.dtype.kind == "f":
@@ -83,6 +102,12 @@ def check_k(k) -> tuple[np.ndarray, bool]:
             raise ValueError(f"k must be whole numbers, got {arr[bad][0]!r}.")
     if (arr < 1).any():
         raise ValueError(f"k must be >= 1, got {arr[arr < 1][0]!r}.")
+    # uint64 above int64, and floats from 2^63 (which is K_MAX + 1 in float)
+    over = arr >= 2.0**63 if arr.dtype.kind == "f" else (
+        arr > K_MAX if arr.dtype.kind == "u" else np.zeros(arr.shape, bool))
+    if over.any():
+        raise ValueError(f"k = {arr[over][0]} is too large; horizons up to 2^63 - 1 "
+                         f"(about 9.2e18) are supported.")
     return arr.astype(np.int64), scalar
 
 
@@ -94,3 +119,39 @@ def check_level(level: float) -> float:
     if not 0.0 < level < 1.0:
         raise ValueError(f"level must be in (0, 1), got {level!r}.")
     return level
+
+
+def check_whole(value, name: str, minimum: int = 1, maximum: int | None = None) -> int:
+    """Validate a whole-number option (``max_components``, ``n_init``, ``draws``, ...).
+
+    Raises ``TypeError`` for non-integers (booleans included) and
+    ``ValueError`` outside ``[minimum, maximum]``, naming the option.
+    """
+    bound = f" <= {maximum}" if maximum is not None else ""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a whole number >= {minimum}{bound}, got {value!r}.")
+    if not isinstance(value, numbers.Integral):
+        if not np.isfinite(value) or not float(value).is_integer():
+            raise ValueError(f"{name} must be a whole number >= {minimum}{bound}, "
+                             f"got {value!r}.")
+        value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}.")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be <= {maximum}, got {value}.")
+    return int(value)
+
+
+def check_seed(seed, name: str = "seed"):
+    """Validate a seed: None, a non-negative integer, a SeedSequence or a Generator.
+
+    Returns it unchanged, ready for ``numpy.random.default_rng``.
+    """
+    if seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
+        return seed
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
+        raise TypeError(f"{name} must be None, a non-negative integer or a numpy Generator, "
+                        f"got {seed!r}.")
+    if seed < 0:
+        raise ValueError(f"{name} must be non-negative, got {seed}.")
+    return int(seed)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Counts", "read_counts"]
+__all__ = ["Counts", "as_counts", "read_counts"]
 
 #: Column names (case-insensitive) recognised by :func:`read_counts`.
 TASK_ALIASES = (
@@ -691,6 +691,25 @@ class Counts:
         return _table_counts(
             df, successes, trials, task, _frame_where(df.index, None, "frame")
         )
+
+
+def as_counts(counts: Any) -> Counts:
+    """Accept a :class:`Counts` or a ``(successes, trials)`` pair.
+
+    Examples
+    --------
+    >>> from passmix.data import as_counts
+    >>> as_counts(([1, 0], [2, 2]))
+    Counts(n_tasks=2, n_observed=2, trials=2, mean_success=0.25)
+    """
+    if isinstance(counts, Counts):
+        return counts
+    if isinstance(counts, tuple) and len(counts) == 2:
+        return Counts(*counts)
+    raise TypeError(
+        "counts must be a passmix.Counts or a (successes, trials) tuple, "
+        f"got {type(counts).__name__}; see passmix.read_counts for tables and files."
+    )
 
 
 # --------------------------------------------------------------------------

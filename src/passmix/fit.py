@@ -3,9 +3,24 @@
 For each candidate H the compiled objective of :mod:`passmix.model` (the
 ``pymc.find_MAP`` objective with flat priors) is maximised by L-BFGS-B from
 `n_init` random starts plus, for H > 1, a start split from the H - 1 optimum;
-the best optimum is kept. ``BIC(H) = -2 l + (3H - 1) log J_obs`` picks H.
-The result, :class:`MixtureFit`, gives the metrics at any horizon with
-delta-method intervals.
+the best optimum is kept and polished by Newton steps on the coordinates that
+are not held by a bound. ``BIC(H) = -2 l + (3H - 1) log J_obs`` picks H, ties
+going to the smaller H. The result, :class:`MixtureFit`, gives the metrics at
+any horizon with profile-likelihood or delta-method intervals.
+
+The binomial limit
+------------------
+When the counts are no more spread out than binomial counts with one common
+success rate would be, the likelihood keeps rising as a component's
+concentration ``alpha + beta`` grows: its maximum is the limit where every
+task of that component has the same success rate. The fit stops there at the
+box bound of ``log_concentration`` (about 1.2e6), which for horizons up to
+~10^5 is the limit itself, and says so (:attr:`MixtureFit.binomial_limit`).
+That is a converged fit on a boundary, not a failure. What the data do not
+say there is how far the success rates *could* spread: tasks that never
+succeeded in m trials may be hopeless or merely hard, and Pass@k at k >> m
+depends on which. The profile-likelihood interval shows that range; the
+delta-method interval cannot, since it treats the bounded coordinate as known.
 """
 
 from __future__ import annotations
@@ -16,34 +31,36 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
-from scipy.special import logit, polygamma
+from scipy.special import expit, logit, polygamma
 from threadpoolctl import threadpool_limits
 
-from ._validation import DegenerateDataWarning, FitWarning, check_k, check_level, check_metric
-from .data import Counts
+from ._validation import (DegenerateDataWarning, FitWarning, METRICS, check_k, check_level,
+                          check_metric, check_seed, check_whole)
+from .data import Counts, as_counts
 from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
 from .metrics import _evaluate
-from .model import bounds, coordinate_names, get_objective, n_free_parameters, pack, unpack
+from .model import (PARAMETER_BOUNDS, bounds, coordinate_names, get_objective, n_free_parameters, pack,
+                    split_coordinates, unpack)
+from .profile import ProfileResult, profile_interval, repair_across_metrics
 
-__all__ = ["MixtureFit", "fit"]
+__all__ = ["INTERVAL_METHODS", "MAX_COMPONENTS", "MAX_INIT", "MixtureFit", "fit"]
+
+#: Largest H accepted: beyond it nothing is identified at realistic trial counts.
+MAX_COMPONENTS = 10
+#: Largest number of random starts per H.
+MAX_INIT = 1000
+#: Interval methods of :meth:`MixtureFit.interval`; the first is the default.
+INTERVAL_METHODS = ("profile", "delta")
 
 _BOUND_TOL = 1e-6
 _SCREEN = {"maxiter": 1000, "ftol": 1e-8, "gtol": 1e-5}
 _POLISH = {"maxiter": 5000, "ftol": 1e-13, "gtol": 1e-8}
-_GRAD_TOL = 1e-4
+# converged when Newton steps could raise the log-likelihood by less than this
+_DECREMENT_TOL = 1e-6
+_NEWTON_STEPS = 8
+# BIC values within this (relative to 1 + |BIC|) are a tie, which the smaller H wins
+_BIC_TIE = 1e-6
 _DEFAULT_K = (1, 10, 100, 1000)
-
-
-def as_counts(counts) -> Counts:
-    """Accept a :class:`Counts` or a ``(successes, trials)`` pair."""
-    if isinstance(counts, Counts):
-        return counts
-    if isinstance(counts, tuple) and len(counts) == 2:
-        return Counts(*counts)
-    raise TypeError(
-        "counts must be a passmix.Counts or a (successes, trials) tuple, "
-        f"got {type(counts).__name__}; see passmix.read_counts for tables and files."
-    )
 
 
 @dataclass(frozen=True)
@@ -65,7 +82,7 @@ class MixtureFit:
     """A Beta-mixture fit of per-task success counts.
 
     Components are ordered by their mean. Metrics are available at any
-    horizon, with delta-method intervals from the observed information.
+    horizon, with profile-likelihood (default) or delta-method intervals.
 
     Attributes
     ----------
@@ -85,7 +102,9 @@ class MixtureFit:
         Inverse observed information in those coordinates (pseudo-inverse if
         singular).
     converged : bool
-        Whether L-BFGS-B reported convergence for the chosen H.
+        Whether the optimum is stationary in every coordinate not held by a
+        bound (an optimum on a bound, such as the binomial limit, can be
+        converged).
     on_bound : tuple of str
         Coordinates that ended on their box bound (the optimum is then not
         interior and the delta method holds only conditionally on them).
@@ -131,6 +150,43 @@ class MixtureFit:
         """AUC@k at horizon(s) `k` (see :func:`passmix.auc_at_k`)."""
         return self.metric("auc@k", k)
 
+    # -- boundaries ------------------------------------------------------------
+    @property
+    def binomial_limit(self) -> tuple[int, ...]:
+        """Components (numbered from 1) whose concentration is at the binomial limit.
+
+        In such a component every task has the same success rate, its mean:
+        the likelihood rises all the way to that limit, so the data show no
+        spread of difficulty among its tasks (see the module docstring).
+        """
+        _, _, _, log_kappa = split_coordinates(self.params, self.n_components)
+        top = PARAMETER_BOUNDS["log_concentration"][1]
+        at = log_kappa >= top - _BOUND_TOL * (1.0 + abs(top))
+        return tuple(int(i) + 1 for i in np.flatnonzero(at))
+
+    def status(self) -> str:
+        """One line on convergence and boundaries, e.g. for a table header.
+
+        Examples
+        --------
+        >>> import passmix
+        >>> passmix.fit(passmix.Counts([0, 1, 0, 2], [10, 10, 10, 10]), seed=0).status()
+        'converged; binomial limit: every task has the same success rate (0.075)'
+        """
+        text = "converged" if self.converged else "NOT converged"
+        limit = self.binomial_limit
+        means = self.alpha / (self.alpha + self.beta)
+        if limit and self.n_components == 1:
+            text += f"; binomial limit: every task has the same success rate ({means[0]:.3g})"
+        elif limit:
+            parts = ", ".join(f"{c} (rate {means[c - 1]:.3g})" for c in limit)
+            text += f"; binomial limit in component {parts}"
+        named = {f"log_concentration[{c - 1}]" for c in limit}
+        others = [name for name in self.on_bound if name not in named]
+        if others:
+            text += f"; on bound: {', '.join(others)}"
+        return text
+
     # -- uncertainty -----------------------------------------------------------
     def delta(self, metric: str, k, level: float = 0.95, *, scale: str = "logit"
               ) -> DeltaMethodResult:
@@ -142,26 +198,70 @@ class MixtureFit:
         if self.on_bound:
             warnings.warn(
                 f"the optimum lies on the box bound of {', '.join(self.on_bound)}; the "
-                "delta-method interval treats those coordinates as known.",
-                FitWarning, stacklevel=2,
+                "delta-method interval treats those coordinates as known (the profile "
+                "interval does not).", FitWarning, stacklevel=2,
             )
         return delta_method(self.params, self.covariance, self.n_components, metric, k,
                             level=level, scale=scale)
 
-    def interval(self, metric: str, k, level: float = 0.95, *, scale: str = "logit"
-                 ) -> ConfidenceInterval:
-        """Delta-method confidence interval ``(lower, upper)`` within [0, 1].
+    def profile(self, metric: str, k, level: float = 0.95) -> ProfileResult:
+        """Profile-likelihood estimate and interval at horizon(s) `k`.
 
-        Scalar `k` gives floats; array `k` gives arrays. `scale` as in :meth:`delta`.
+        The ends are the smallest and largest value of the metric over the
+        parameters whose log-likelihood is within ``chi2(1).ppf(level) / 2``
+        of the maximum (see :mod:`passmix.profile`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> rng = np.random.default_rng(1)
+        >>> fit = passmix.fit(passmix.Counts(rng.binomial(8, rng.beta(2, 3, 150)),
+        ...                                  np.full(150, 8)), seed=0)
+        >>> res = fit.profile("pass^k", [1, 50])
+        >>> bool(np.all(res.lower <= res.estimate)), res.summary().columns.tolist()
+        (True, ['metric', 'k', 'estimate', 'lower', 'upper'])
         """
-        res = self.delta(metric, k, level, scale=scale)
+        objective = get_objective(self.n_components)
+        y, m, weight = self.counts.pairs()
+        with objective.lock, threadpool_limits(1, user_api="blas"):
+            objective.set_data(y, m, weight)
+            return profile_interval(objective, self.params, self.loglik, self.covariance,
+                                    bounds(self.n_components), self.n_components, metric, k,
+                                    level=level)
+
+    def interval(self, metric: str, k, level: float = 0.95, *, method: str = "profile",
+                 scale: str = "logit") -> ConfidenceInterval:
+        """Confidence interval ``(lower, upper)`` within [0, 1].
+
+        Scalar `k` gives floats; array `k` gives arrays.
+
+        Parameters
+        ----------
+        metric : {"pass@k", "pass^k", "auc@k"}
+            The metric.
+        k : int or array_like of int
+            Horizon(s).
+        level : float, default 0.95
+            Confidence level.
+        method : {"profile", "delta"}, default "profile"
+            Profile likelihood (:meth:`profile`) or the delta method
+            (:meth:`delta`, whose `scale` applies).
+        scale : {"logit", "identity"}, default "logit"
+            Scale of the delta-method interval.
+        """
+        method = _method_iv(method)
+        res = self.profile(metric, k, level) if method == "profile" else \
+            self.delta(metric, k, level, scale=scale)
         if np.ndim(k) == 0:
             return ConfidenceInterval(float(res.lower[0]), float(res.upper[0]))
         return res.interval
 
     def standard_error(self, metric: str, k):
         """Delta-method standard error of `metric` at `k`."""
-        se = self.delta(metric, k).standard_error
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FitWarning)
+            se = self.delta(metric, k).standard_error
         return float(se[0]) if np.ndim(k) == 0 else se
 
     # -- posterior -------------------------------------------------------------
@@ -192,9 +292,9 @@ class MixtureFit:
             "concentration": self.alpha + self.beta,
         }, index=pd.RangeIndex(1, self.n_components + 1, name="component"))
 
-    def summary(self, k=_DEFAULT_K, level: float = 0.95, *, scale: str = "logit"
-                ) -> pd.DataFrame:
-        """Estimates with delta-method intervals for all three metrics.
+    def summary(self, k=_DEFAULT_K, level: float = 0.95, *, method: str = "profile",
+                scale: str = "logit") -> pd.DataFrame:
+        """Estimates with intervals for all three metrics.
 
         Parameters
         ----------
@@ -202,32 +302,48 @@ class MixtureFit:
             Horizons.
         level : float, default 0.95
             Confidence level.
+        method : {"profile", "delta"}, default "profile"
+            Interval method (see :meth:`interval`). With ``"profile"`` the
+            ends of the three metrics are also made consistent with
+            ``Pass^k <= Pass@1 <= AUC@k <= Pass@k`` (widening only).
         scale : {"logit", "identity"}, default "logit"
             Scale of the delta-method interval (see :func:`passmix.delta_method`).
 
         Returns
         -------
         pandas.DataFrame
-            Columns metric, k, estimate, se, lower, upper.
+            Columns metric, k, estimate, se (delta method), lower, upper;
+            ``attrs["method"]`` names the interval method.
         """
         level = check_level(level)
+        method = _method_iv(method)
+        ks = check_k(k)[0]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FitWarning)  # said once below, not per metric
-            frames = [self.delta(m, np.atleast_1d(k), level, scale=scale).summary()
-                      for m in ("pass@k", "pass^k", "auc@k")]
-        if self.on_bound:
-            warnings.warn(f"the optimum lies on the box bound of {', '.join(self.on_bound)}; "
-                          "intervals treat those coordinates as known.", FitWarning, stacklevel=2)
-        return pd.concat(frames, ignore_index=True)
+            deltas = {m: self.delta(m, ks, level, scale=scale) for m in METRICS}
+        if method == "profile":
+            ends = {m: self.profile(m, ks, level) for m in METRICS}
+            bounds_ = repair_across_metrics(
+                {m: (r.k, r.estimate, r.lower, r.upper) for m, r in ends.items()})
+        else:
+            bounds_ = {m: (d.lower, d.upper) for m, d in deltas.items()}
+            if self.on_bound:
+                warnings.warn(f"the optimum lies on the box bound of {', '.join(self.on_bound)}; "
+                              "delta-method intervals treat those coordinates as known.",
+                              FitWarning, stacklevel=2)
+        frames = [pd.DataFrame({
+            "metric": m, "k": ks, "estimate": deltas[m].estimate, "se": deltas[m].standard_error,
+            "lower": bounds_[m][0], "upper": bounds_[m][1],
+        }) for m in METRICS]
+        table = pd.concat(frames, ignore_index=True)
+        table.attrs["method"] = method
+        return table
 
     def _header(self) -> str:
         trials = self.counts.trials[self.counts.trials > 0]
         m = f"{trials.min()}" if trials.min() == trials.max() else f"{trials.min()}-{trials.max()}"
-        status = "converged" if self.converged else "NOT converged"
-        if self.on_bound:
-            status += f"; on bound: {', '.join(self.on_bound)}"
         return (f"MixtureFit(H={self.n_components}, J={self.n_observed}, m={m}, "
-                f"loglik={self.loglik:.3f}, BIC={self.bic:.3f}, {status})")
+                f"loglik={self.loglik:.3f}, BIC={self.bic:.3f}, {self.status()})")
 
     def __repr__(self) -> str:
         comps = self.components().round(4).to_string()
@@ -236,6 +352,13 @@ class MixtureFit:
     def _repr_html_(self) -> str:
         return (f"<p><b>{self._header()}</b></p>" + self.components().to_html(float_format="%.4g")
                 + self.bic_table.to_html(float_format="%.4g", index=False))
+
+
+def _method_iv(method: str) -> str:
+    if not isinstance(method, str) or method.lower() not in INTERVAL_METHODS:
+        raise ValueError(f"unknown interval method {method!r}; expected one of "
+                         f"{', '.join(INTERVAL_METHODS)}.")
+    return method.lower()
 
 
 # -- optimisation ------------------------------------------------------------------
@@ -260,24 +383,65 @@ def _random_start(rng, h, rates, cum, box):
 
 def _split_start(previous: CandidateFit, box):
     """Split the heaviest component of the H - 1 optimum in two along the logit mean."""
-    w, a, b = unpack(previous.params, previous.n_components)
+    h = previous.n_components
+    w, a, b = unpack(previous.params, h)
+    _, first, gaps, log_kappa = split_coordinates(previous.params, h)
+    eta = first + np.concatenate([[0.0], np.cumsum(np.exp(gaps))])
     c = int(np.argmax(w))
     spread = np.clip(0.5 * np.sqrt(polygamma(1, a[c]) + polygamma(1, b[c])), 0.1, 2.0)
-    eta, kappa = np.log(a[c] / b[c]), a[c] + b[c]
-    new_eta = np.array([eta - spread, eta + spread])
-    new_a = kappa / (1.0 + np.exp(-new_eta))
-    new_b = kappa - new_a
     weights = np.concatenate([np.delete(w, c), [w[c] / 2, w[c] / 2]])
-    alpha = np.concatenate([np.delete(a, c), new_a])
-    beta = np.concatenate([np.delete(b, c), new_b])
-    return np.clip(pack(weights, alpha, beta), box[:, 0], box[:, 1])
+    means = np.concatenate([np.delete(eta, c), [eta[c] - spread, eta[c] + spread]])
+    kappas = np.concatenate([np.delete(log_kappa, c), [log_kappa[c]] * 2])
+    return np.clip(pack(weights, means, kappas), box[:, 0], box[:, 1])
 
 
 def _on_bound(z, box, h) -> tuple[str, ...]:
-    tol = _BOUND_TOL * (1.0 + np.abs(box))
-    hit = (z <= box[:, 0] + tol[:, 0]) | (z >= box[:, 1] - tol[:, 1])
     names = coordinate_names(h)
-    return tuple(n for n, flag in zip(names, hit) if flag)
+    return tuple(n for n, flag in zip(names, _at_bound(z, box).any(axis=1)) if flag)
+
+
+def _at_bound(z, box) -> np.ndarray:
+    """(n, 2) flags: coordinate at its lower / upper bound."""
+    tol = _BOUND_TOL * (1.0 + np.abs(box))
+    return np.column_stack([z <= box[:, 0] + tol[:, 0], z >= box[:, 1] - tol[:, 1]])
+
+
+def _newton_polish(objective, z, box) -> tuple[np.ndarray, bool]:
+    """Newton steps on the coordinates the bounds do not hold; converged or not.
+
+    A coordinate on its bound whose gradient pushes it outwards is held
+    there (the optimum is on the boundary in that direction, as at the
+    binomial limit). Convergence is judged by the Newton decrement
+    ``g' H^-1 g / 2``, how much the log-likelihood could still rise, over the
+    directions of positive curvature; flat directions must have no slope.
+    """
+    logp, grad = objective.logp_dlogp(z)
+    for _ in range(_NEWTON_STEPS):
+        at = _at_bound(z, box)
+        held = (at[:, 0] & (grad <= 0)) | (at[:, 1] & (grad >= 0))
+        free = ~held
+        if not free.any():
+            return z, True
+        g = grad[free]
+        info = -objective.hessian(z)[np.ix_(free, free)]
+        values, vectors = np.linalg.eigh(info)
+        proj = vectors.T @ g
+        curved = values > 1e-10 * max(values.max(initial=0.0), 1e-300)
+        decrement = 0.5 * float(np.sum(proj[curved] ** 2 / values[curved]))
+        flat_slope = float(np.max(np.abs(proj[~curved]), initial=0.0))
+        if decrement < _DECREMENT_TOL and flat_slope < 1e-6 * np.sqrt(1.0 + abs(logp)):
+            return z, True
+        step = vectors[:, curved] @ (proj[curved] / values[curved])
+        for t in (1.0, 0.5, 0.25, 0.125, 0.0625):
+            trial = z.copy()
+            trial[free] = np.clip(z[free] + t * step, box[free, 0], box[free, 1])
+            new_logp, new_grad = objective.logp_dlogp(trial)
+            if np.isfinite(new_logp) and new_logp > logp:
+                z, logp, grad = trial, new_logp, new_grad
+                break
+        else:
+            return z, decrement < _DECREMENT_TOL
+    return z, False
 
 
 def _fit_one_h(objective, h, starts, box) -> CandidateFit:
@@ -296,17 +460,14 @@ def _fit_one_h(objective, h, starts, box) -> CandidateFit:
                         options=_POLISH)
     if np.isfinite(polished.fun) and polished.fun <= best.fun:
         best = polished
-    # L-BFGS-B often ends a tight polish with "ABNORMAL" (no further decrease in
-    # double precision) at a true optimum; judge convergence by the projected gradient.
-    grad = objective.negative(best.x)[1]
-    at_lower = (best.x <= box[:, 0]) & (grad > 0)
-    at_upper = (best.x >= box[:, 1]) & (grad < 0)
-    projected = np.where(at_lower | at_upper, 0.0, grad)
-    converged = bool(np.max(np.abs(projected)) <= _GRAD_TOL * np.sqrt(1.0 + abs(best.fun)))
+    # L-BFGS-B often ends with "ABNORMAL" or a relative-reduction stop at a true
+    # optimum, and on a plateau toward a bound it can stop just short of
+    # stationarity in the other coordinates: finish with Newton steps.
+    z, converged = _newton_polish(objective, best.x.copy(), box)
     return CandidateFit(
-        n_components=h, params=best.x.copy(), loglik=-float(best.fun),
+        n_components=h, params=z, loglik=objective.logp_dlogp(z)[0],
         converged=converged, message=str(best.message), n_iter=int(best.nit),
-        on_bound=_on_bound(best.x, box, h), n_starts=len(starts),
+        on_bound=_on_bound(z, box, h), n_starts=len(starts),
     )
 
 
@@ -316,7 +477,7 @@ def _covariance(objective, params) -> np.ndarray:
     At an optimum on a box bound (or along a flat ridge) the information has
     zero or slightly negative eigenvalues; those directions get zero
     variance instead of a negative one (the coordinates are treated as known,
-    as the fit's FitWarning says).
+    as the delta method's FitWarning says).
     """
     info = -objective.hessian(params)
     try:
@@ -333,7 +494,7 @@ def _covariance(objective, params) -> np.ndarray:
 def _warn_degenerate(counts: Counts, y, m, weight) -> None:
     if counts.n_observed == 1:
         warnings.warn("only one task has trials: the spread of task difficulty is not "
-                      "identified and extrapolation rests on the model alone.",
+                      "identified, so H = 1 and extrapolation rests on the model alone.",
                       DegenerateDataWarning, stacklevel=3)
     if m.max() == 1:
         warnings.warn("at most one trial per task identifies only the mean success rate "
@@ -349,6 +510,26 @@ def _warn_degenerate(counts: Counts, y, m, weight) -> None:
                       DegenerateDataWarning, stacklevel=3)
 
 
+def select_by_bic(table: pd.DataFrame) -> int:
+    """The H of smallest BIC; values within a relative 1e-6 tie and the smaller H wins.
+
+    A fixed relative tolerance makes the choice independent of the last bits
+    of the log-likelihood, which differ between machines (with one task the
+    penalty is 0 and every H reaches the same likelihood).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from passmix.fit import select_by_bic
+    >>> select_by_bic(pd.DataFrame({"n_components": [1, 2], "bic": [2.45, 2.45 - 1e-12]}))
+    1
+    """
+    bic = table["bic"].to_numpy(dtype=float)
+    best = np.nanmin(bic)
+    tied = bic <= best + _BIC_TIE * (1.0 + abs(best))
+    return int(table["n_components"].to_numpy()[np.argmax(tied)])
+
+
 def fit(counts, *, max_components: int = 4, n_components: int | None = None,
         n_init: int = 10, seed=None) -> MixtureFit:
     """Fit a Beta mixture to per-task success counts by marginal maximum likelihood.
@@ -358,11 +539,12 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
     counts : Counts or tuple of array_like
         The data: a :class:`passmix.Counts`, or ``(successes, trials)``.
     max_components : int, default 4
-        Largest H tried; BIC chooses among H = 1..max_components.
+        Largest H tried (at most 10); BIC chooses among H = 1..max_components.
     n_components : int, optional
         Fix H instead of selecting it.
     n_init : int, default 10
-        Random initialisations per H (a split of the H - 1 optimum is added).
+        Random initialisations per H (at most 1000; a split of the H - 1
+        optimum is added).
     seed : int or numpy.random.Generator, optional
         Seed for the random initialisations.
 
@@ -370,12 +552,21 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
     -------
     MixtureFit
 
+    Warns
+    -----
+    DegenerateDataWarning
+        One task, one trial per task, no success or no failure at all.
+    FitWarning
+        The optimisation did not converge.
+
     Notes
     -----
     The likelihood depends on the data only through the distinct ``(y, m)``
     pairs, so the cost does not grow with the number of tasks. With ``m``
     trials per task only the first ``m`` moments of the mixing distribution
     are identified (``3H - 1 <= m``); the BIC table marks which H satisfy this.
+    BIC ties (within a relative 1e-6) go to the smaller H; with one observed
+    task only H = 1 is fitted.
 
     Examples
     --------
@@ -392,36 +583,37 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
     True
     """
     counts = as_counts(counts)
+    if n_components is not None:
+        n_components = check_whole(n_components, "n_components", 1, MAX_COMPONENTS)
+    else:
+        max_components = check_whole(max_components, "max_components", 1, MAX_COMPONENTS)
+    n_init = check_whole(n_init, "n_init", 1, MAX_INIT)
+    seed = check_seed(seed)
     y, m, weight = counts.pairs()
     if y.size == 0:
         raise ValueError("no task has any trial (every m_j is 0); nothing to fit.")
     if n_components is not None:
-        if int(n_components) != n_components or n_components < 1:
-            raise ValueError(f"n_components must be a whole number >= 1, got {n_components!r}.")
-        candidates_h = [int(n_components)]
+        candidates_h = [n_components]
+    elif counts.n_observed == 1:
+        candidates_h = [1]  # one task: the BIC penalty is 0 and every H fits it equally
     else:
-        if int(max_components) != max_components or max_components < 1:
-            raise ValueError(f"max_components must be a whole number >= 1, got {max_components!r}.")
-        candidates_h = list(range(1, int(max_components) + 1))
-    if int(n_init) != n_init or n_init < 1:
-        raise ValueError(f"n_init must be a whole number >= 1, got {n_init!r}.")
+        candidates_h = list(range(1, max_components + 1))
     _warn_degenerate(counts, y, m, weight)
 
     # tiny problems: BLAS threads only contend with each other (and with other
     # fits running in parallel), so pin them to one for the whole fit
     with threadpool_limits(1, user_api="blas"):
-        return _fit(counts, y, m, weight, candidates_h, n_components, n_init, seed)
+        return _fit(counts, y, m, weight, candidates_h, n_init, seed)
 
 
-def _fit(counts, y, m, weight, candidates_h, n_components, n_init, seed) -> MixtureFit:
+def _fit(counts, y, m, weight, candidates_h, n_init, seed) -> MixtureFit:
     rng = np.random.default_rng(seed)
     rates, cum = _shrunk_rates(y, m, weight.astype(float))
     n_obs = counts.n_observed
     candidates: dict[int, CandidateFit] = {}
     previous = None
-    for h in range(1, max(candidates_h) + 1):
-        if h not in candidates_h and n_components is not None:
-            continue
+    # a fixed H is fitted after its smaller Hs only when those feed its split start
+    for h in range(min(candidates_h), max(candidates_h) + 1):
         box = bounds(h)
         starts = [_random_start(rng, h, rates, cum, box) for _ in range(n_init)]
         if previous is not None and previous.n_components == h - 1:
@@ -441,7 +633,7 @@ def _fit(counts, y, m, weight, candidates_h, n_components, n_init, seed) -> Mixt
             "on_bound": ", ".join(cand.on_bound), "n_iter": cand.n_iter,
         })
     table = pd.DataFrame(rows)
-    best_h = int(table.loc[table["bic"].idxmin(), "n_components"])
+    best_h = select_by_bic(table)
     table["selected"] = table["n_components"] == best_h
     chosen = candidates[best_h]
 
@@ -450,8 +642,8 @@ def _fit(counts, y, m, weight, candidates_h, n_components, n_init, seed) -> Mixt
         objective.set_data(y, m, weight)
         covariance = _covariance(objective, chosen.params)
     if not chosen.converged:
-        warnings.warn(f"the optimisation for H = {best_h} did not converge (gradient not "
-                      f"zero at the best point; L-BFGS-B: {chosen.message})",
+        warnings.warn(f"the optimisation for H = {best_h} did not converge (the "
+                      f"log-likelihood could still rise; L-BFGS-B: {chosen.message})",
                       FitWarning, stacklevel=3)
     weights, alpha, beta = unpack(chosen.params, best_h)
     for arr in (weights, alpha, beta, chosen.params, covariance):

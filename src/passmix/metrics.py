@@ -1,31 +1,37 @@
 """Pass@k, Pass^k and AUC@k of a Beta mixture, in closed form for any horizon.
 
-These are the population targets of FORMULAS section 2. Every function takes
-``(weights, alpha, beta)`` with the components on the last axis and
-broadcasts over leading axes, so one call serves a point estimate (shape
-``(H,)``) and an array of posterior draws (shape ``(chain, draw, H)``). The
-horizon `k` may be a scalar or a 1-d array; an array adds a trailing axis.
+These are the population targets of ``docs/formulas.md`` section 2. Every
+function takes ``(weights, alpha, beta)`` with the components on the last
+axis and broadcasts over leading axes, so one call serves a point estimate
+(shape ``(H,)``) and an array of posterior draws (shape ``(chain, draw, H)``).
+The horizon `k` may be a scalar or a 1-d array; an array adds a trailing axis.
 
-Moments are evaluated in log space (``betaln`` differences), so horizons up
-to 10^6 and beyond are accurate. AUC@k uses a telescoping closed form of
-``sum_{r=1..k} B(a, b + r) / B(a, b)`` (see :func:`_fail_moment_sum`), which
-costs O(1) in k instead of O(k).
+Each component's metric is built from the log Beta moments of
+:mod:`passmix._special`, which keep their relative accuracy for shapes from
+1e-300 to 1e300 and horizons up to 2^63, so a metric and its complement
+(``Pass@k`` and ``1 - Pass@k``) are both accurate however close to 0 or 1
+they are. AUC@k uses a telescoping closed form of
+``sum_{r=1..k} B(a, b + r) / B(a, b)`` (see :func:`_fail_moment_sum`) that
+costs O(1) in k. Values below the smallest normal double (``2.2e-308``) are
+returned as 0.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import betaln, digamma
+from scipy.special import digamma
 
+from ._special import expm1_ratio, log_rising_ratio, log_rising_ratio_per_d
 from ._validation import check_k, check_metric
 
 __all__ = ["auc_at_k", "metric_value", "pass_at_k", "pass_hat_k"]
 
-# Within this distance of alpha = 1 the closed form for AUC@k divides two
-# vanishing quantities; interpolate across the gap instead (error ~ _NEAR_ONE^2).
-_NEAR_ONE = 1e-5
-# horizons up to this use an exact product for the Beta moments
-_EXACT_K = 64
+#: smallest normal double: metric values below it are reported as 0
+TINY = np.finfo(float).tiny
+# the weights of a mixture must sum to 1 within this (relative to the sum)
+_WEIGHT_SUM_TOL = 1e-6
+# relative step in log alpha / log beta of the AUC@k gradient (see _auc_terms)
+_AUC_STEP = 1e-5
 
 
 def _mixture_iv(weights, alpha, beta):
@@ -41,126 +47,115 @@ def _mixture_iv(weights, alpha, beta):
         ) from None
     if len(shape) == 0:
         raise ValueError("weights, alpha and beta need a component axis (last axis).")
+    if shape[-1] == 0:
+        raise ValueError("the mixture has no components (the last axis is empty).")
     for name, arr in (("weights", weights), ("alpha", alpha), ("beta", beta)):
         if not np.all(np.isfinite(arr)):
             raise ValueError(f"{name} contains NaN or infinite values.")
     if np.any(weights < 0):
         raise ValueError("weights must be non-negative.")
+    total = weights.sum(axis=-1)
+    off = np.abs(total - 1.0) > _WEIGHT_SUM_TOL
+    if np.any(off):
+        bad = float(np.atleast_1d(total)[np.atleast_1d(off)][0])
+        raise ValueError(f"weights must sum to 1 over the last axis, got a sum of {bad!r}.")
     if np.any(alpha <= 0) or np.any(beta <= 0):
         raise ValueError("alpha and beta must be positive.")
     return weights, alpha, beta
 
 
-def _stirling_tail(z):
-    """lgamma(z) - [(z - 1/2) log z - z + log(2 pi) / 2], four terms (z >= 10)."""
-    inv = 1.0 / z
-    inv2 = inv * inv
-    return inv * (1 / 12 + inv2 * (-1 / 360 + inv2 * (1 / 1260 - inv2 / 1680)))
-
-
-def _log_rising_ratio(x, total, k):
-    """log prod_{i<k} (x + i) / (total + i) = log[G(x+k) G(t) / (G(x) G(t+k))], 0 < x < t.
-
-    Computed without cancelling large log-gamma values, which matters when
-    the concentration is huge (the binomial limit, common on real data):
-    there a betaln difference loses ~1e-9 and the AUC@k closed form
-    multiplies that error by beta / (alpha - 1).
-
-    - k <= `_EXACT_K`: the sum of log1p((x - t) / (t + i)), exact to rounding;
-    - x >= 10: Stirling's series rearranged so that each term is O(d log k),
-      with d = t - x;
-    - otherwise the log-gamma values are small and a betaln difference is exact enough.
-    """
-    x, total, k = np.broadcast_arrays(x, total, k)
-    d = total - x
-    out = betaln(x + k, d) - betaln(x, d)
-    small = k <= _EXACT_K
-    if small.any():
-        ks, xs, ds = k[small], x[small], d[small]
-        acc = np.zeros(ks.shape)
-        for i in range(int(ks.max())):
-            acc += np.where(i < ks, np.log1p(-ds / (xs + ds + i)), 0.0)
-        out[small] = acc
-    large = ~small & (x >= 10.0)
-    if large.any():
-        xs, ds, ks = x[large], d[large], k[large]
-        ts = xs + ds
-        main = ((ts + ks - 0.5) * np.log1p(-ds / (ts + ks)) - (ts - 0.5) * np.log1p(-ds / ts)
-                - ds * np.log1p(ks / xs))
-        tail = (_stirling_tail(xs + ks) - _stirling_tail(xs)
-                - _stirling_tail(ts + ks) + _stirling_tail(ts))
-        out[large] = main + tail
-    return out
-
-
-def _log_success_moment(alpha, beta, k):
-    """log E[theta^k] = log B(alpha + k, beta) / B(alpha, beta)."""
-    return _log_rising_ratio(alpha, alpha + beta, k)
-
-
-def _log_fail_moment(alpha, beta, k):
-    """log E[(1 - theta)^k] = log B(alpha, beta + k) / B(alpha, beta)."""
-    return _log_rising_ratio(beta, alpha + beta, k)
-
-
-def _closed_sum(alpha, beta, k):
-    """sum_{r=1..k} T_r with T_r = E[(1 - theta)^r], away from alpha = 1.
-
-    Telescoping T_r = A_{r+1} - A_r with A_r = T_r (alpha + beta - 1 + r) / (1 - alpha)
-    gives (beta - (beta + k) T_k) / (alpha - 1); also returns the gradient.
-    """
-    t_k = np.exp(_log_fail_moment(alpha, beta, k))
-    s = (beta - (beta + k) * t_k) / (alpha - 1.0)
-    psi_ab = digamma(alpha + beta) - digamma(alpha + beta + k)
-    dt_da = t_k * psi_ab
-    dt_db = t_k * (digamma(beta + k) - digamma(beta) + psi_ab)
-    ds_da = (-(beta + k) * dt_da - s) / (alpha - 1.0)
-    ds_db = (1.0 - t_k - (beta + k) * dt_db) / (alpha - 1.0)
-    return s, ds_da, ds_db
+def _log_complement(log_p):
+    """log(1 - p) from log p <= 0."""
+    with np.errstate(divide="ignore"):
+        return np.log(-np.expm1(log_p))
 
 
 def _fail_moment_sum(alpha, beta, k):
-    """sum_{r=1..k} E[(1 - theta)^r] for Beta(alpha, beta), with its gradient.
+    """sum_{r=1..k} E[(1 - theta)^r] for Beta(alpha, beta), without cancellation.
 
-    The closed form is smooth in alpha but 0/0 at alpha = 1, so within
-    `_NEAR_ONE` of 1 it is linearly interpolated between 1 -/+ _NEAR_ONE.
+    Telescoping ``T_r = A_{r+1} - A_r`` with ``A_r = T_r (alpha + beta - 1 + r) / (1 - alpha)``
+    gives ``S = (beta - (beta + k) T_k) / (alpha - 1)``. With
+    ``L = log[(beta + k) T_k / beta] = log_rising_ratio(beta + 1, alpha - 1, k)``
+    this is ``S = -beta (L / d) expm1(L) / L``, ``d = alpha - 1``: no division
+    by zero at alpha = 1 and no difference of large numbers when beta is large.
+    Where ``L > 1`` (alpha well below 1) the two terms of the first form no
+    longer cancel and it is used as written.
+    """
+    d = alpha - 1.0
+    per_d = log_rising_ratio_per_d(beta + 1.0, d, k)
+    log_ratio = d * per_d
+    small = log_ratio <= 1.0
+    out = -beta * per_d * expm1_ratio(np.where(small, log_ratio, 0.0))
+    if not small.all():
+        a, b, kk = (np.broadcast_to(v, out.shape)[~small] for v in (alpha, beta, k))
+        out[~small] = (np.exp(np.log(b + kk) + log_rising_ratio(b, a, kk)) - b) / (1.0 - a)
+    return out
+
+
+def _auc_terms(alpha, beta, k, grad):
+    """Log terms of one component's AUC@k (see :func:`_component_log_terms`).
+
+    The analytic derivative of the closed form divides by alpha - 1 again;
+    central differences of the accurate value in log alpha and log beta are
+    accurate to ~1e-9 relative, ample for standard errors and optimisation.
+    All five evaluations go through one vectorised call.
     """
     alpha, beta, k = np.broadcast_arrays(alpha, beta, k)
-    near = np.abs(alpha - 1.0) < _NEAR_ONE
-    safe_alpha = np.where(near, 1.0 + _NEAR_ONE, alpha)
-    out = list(_closed_sum(safe_alpha, beta, k))
-    if near.any():
-        a, b, kk = alpha[near], beta[near], k[near]
-        lo = _closed_sum(np.full_like(a, 1.0 - _NEAR_ONE), b, kk)
-        hi = _closed_sum(np.full_like(a, 1.0 + _NEAR_ONE), b, kk)
-        t = (a - (1.0 - _NEAR_ONE)) / (2.0 * _NEAR_ONE)
-        for arr, v_lo, v_hi in zip(out, lo, hi):
-            arr[near] = (1.0 - t) * v_lo + t * v_hi
-    return tuple(out)
-
-
-def _component_terms(metric, alpha, beta, k, grad=False):
-    """Per-component metric value g_h and (optionally) dg/dalpha, dg/dbeta."""
-    if metric == "pass^k":
-        log_m = _log_success_moment(alpha, beta, k)
-        g = np.exp(log_m)
-        if not grad:
-            return g
-        psi = digamma(alpha + beta) - digamma(alpha + beta + k)
-        return g, g * (digamma(alpha + k) - digamma(alpha) + psi), g * psi
-    if metric == "pass@k":
-        log_t = _log_fail_moment(alpha, beta, k)
-        g = -np.expm1(log_t)
-        if not grad:
-            return g
-        t = np.exp(log_t)
-        psi = digamma(alpha + beta) - digamma(alpha + beta + k)
-        return g, -t * psi, -t * (digamma(beta + k) - digamma(beta) + psi)
-    s, ds_da, ds_db = _fail_moment_sum(alpha, beta, k)
-    g = 1.0 - s / k
+    if grad:
+        up, down = np.exp(_AUC_STEP), np.exp(-_AUC_STEP)
+        a_all = np.stack([alpha, alpha * up, alpha * down, alpha, alpha])
+        b_all = np.stack([beta, beta, beta, beta * up, beta * down])
+        sums = _fail_moment_sum(a_all, b_all, k[None])
+    else:
+        sums = _fail_moment_sum(alpha, beta, k)[None]
+    tail = np.clip(sums[0] / k, 0.0, 1.0)  # 1 - g
+    with np.errstate(divide="ignore"):
+        lg, l1g = np.log1p(-tail), np.log(tail)
     if not grad:
-        return g
-    return g, -ds_da / k, -ds_db / k
+        return lg, l1g
+    step = 2.0 * _AUC_STEP * k
+    d_tail_da = (sums[1] - sums[2]) / (step * alpha)
+    d_tail_db = (sums[3] - sums[4]) / (step * beta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv_g, inv_tail = 1.0 / (1.0 - tail), 1.0 / tail
+    return (lg, l1g, -d_tail_da * inv_g, -d_tail_db * inv_g,
+            d_tail_da * inv_tail, d_tail_db * inv_tail)
+
+
+def _component_log_terms(metric, alpha, beta, k, grad=False):
+    """log g and log(1 - g) of each component's metric g, and with `grad` their
+    derivatives ``d log g / d alpha``, ``d log g / d beta``, ``d log(1 - g) / d alpha``,
+    ``d log(1 - g) / d beta``.
+
+    Logs keep a metric and its complement accurate at both ends (Pass^k of
+    1e-300, Pass@k of 1 - 1e-20).
+    """
+    if metric == "auc@k":
+        return _auc_terms(alpha, beta, k, grad)
+    psi = digamma(alpha + beta) - digamma(alpha + beta + k)
+    if metric == "pass^k":
+        lg = log_rising_ratio(alpha, beta, k)  # log E[theta^k]
+        l1g = _log_complement(lg)
+        if not grad:
+            return lg, l1g
+        da, db = digamma(alpha + k) - digamma(alpha) + psi, psi
+        with np.errstate(over="ignore"):
+            odds = np.exp(lg - l1g)  # g / (1 - g)
+        return lg, l1g, da, db, -odds * da, -odds * db
+    # pass@k: 1 - g = E[(1 - theta)^k]
+    l1g = log_rising_ratio(beta, alpha, k)
+    lg = _log_complement(l1g)
+    if not grad:
+        return lg, l1g
+    da, db = psi, digamma(beta + k) - digamma(beta) + psi
+    with np.errstate(over="ignore"):
+        odds = np.exp(l1g - lg)  # (1 - g) / g
+    return lg, l1g, -odds * da, -odds * db, da, db
+
+
+def _flush(values):
+    """Values below the float range as 0 (no subnormal garbage)."""
+    return np.where(values < TINY, 0.0, values)
 
 
 def _evaluate(metric, weights, alpha, beta, k, grad=False):
@@ -175,12 +170,49 @@ def _evaluate(metric, weights, alpha, beta, k, grad=False):
     a = alpha[..., None, :]
     b = beta[..., None, :]
     kk = k.astype(float)[:, None]
+    terms = _component_log_terms(metric, a, b, kk, grad=grad)
+    g = np.exp(terms[0])
+    value = _flush(np.clip(np.sum(w * g, axis=-1), 0.0, 1.0))
     if not grad:
-        g = _component_terms(metric, a, b, kk)
-        return np.clip(np.sum(w * g, axis=-1), 0.0, 1.0)
-    g, dg_da, dg_db = _component_terms(metric, a, b, kk, grad=True)
-    value = np.sum(w * g, axis=-1)
+        return value
+    _, _, dlg_da, dlg_db, dl1g_da, dl1g_db = terms
+    # dg = g d log g = -(1 - g) d log(1 - g): take the side that cannot overflow
+    low = g <= 0.5
+    with np.errstate(invalid="ignore", over="ignore"):
+        dg_da = np.where(low, g * dlg_da, -(1.0 - g) * dl1g_da)
+        dg_db = np.where(low, g * dlg_db, -(1.0 - g) * dl1g_db)
     return value, (g, w * dg_da, w * dg_db)
+
+
+def _evaluate_logit(metric, weights, alpha, beta, k):
+    """``logit M`` at horizons `k` of one mixture, and its gradient in (w, alpha, beta).
+
+    Computed from the components' log terms, so it stays finite and smooth
+    where M underflows (Pass^k at large k) or rounds to 1: the scale on which
+    the profile-likelihood search runs. Returns values (K,) and gradients
+    (K, H) each.
+    """
+    kk = k.astype(float)[:, None]
+    lg, l1g, *derivs = _component_log_terms(metric, alpha[None, :], beta[None, :], kk,
+                                            grad=True)
+    with np.errstate(divide="ignore"):
+        log_w = np.log(weights)[None, :]
+    out = np.zeros(k.shape)
+    grads = []
+    for sign, logs, (da, db) in ((1.0, lg, derivs[:2]), (-1.0, l1g, derivs[2:])):
+        joint = log_w + logs
+        top = np.max(joint, axis=-1, keepdims=True)
+        top = np.where(np.isfinite(top), top, 0.0)
+        with np.errstate(divide="ignore"):
+            total = top[:, 0] + np.log(np.sum(np.exp(joint - top), axis=-1))
+        out += sign * total
+        # log M (or log(1 - M)) = log sum_h w_h g_h: each component's share of the sum
+        share = np.exp(joint - total[:, None])
+        with np.errstate(over="ignore"):
+            per_weight = np.exp(logs - total[:, None])
+        grads.append((per_weight, share * da, share * db))
+    (w1, a1, b1), (w0, a0, b0) = grads
+    return out, (w1 - w0, a1 - a0, b1 - b0)
 
 
 def metric_value(metric: str, weights, alpha, beta, k):
@@ -192,9 +224,10 @@ def metric_value(metric: str, weights, alpha, beta, k):
         One of ``"pass@k"``, ``"pass^k"``, ``"auc@k"`` (aliases such as
         ``"pass_at_k"`` are accepted).
     weights, alpha, beta : array_like
-        Mixture parameters, components on the last axis.
+        Mixture parameters, components on the last axis; the weights must
+        sum to 1 over it.
     k : int or array_like of int
-        Horizon(s) >= 1.
+        Horizon(s) >= 1, below 2^63.
 
     Returns
     -------
@@ -224,11 +257,11 @@ def pass_at_k(weights, alpha, beta, k):
     Parameters
     ----------
     weights, alpha, beta : array_like
-        Mixture weights and Beta shapes, components on the last axis; leading
-        axes (e.g. posterior chain and draw) broadcast.
+        Mixture weights (summing to 1) and Beta shapes, components on the
+        last axis; leading axes (e.g. posterior chain and draw) broadcast.
     k : int or array_like of int
-        Horizon(s) >= 1, any size: the formula is exact far beyond the number
-        of trials observed.
+        Horizon(s) >= 1, any size below 2^63: the formula is exact far
+        beyond the number of trials observed.
 
     Returns
     -------
@@ -274,7 +307,8 @@ def auc_at_k(weights, alpha, beta, k):
 
     Evaluated in closed form in O(1) per horizon via
     :math:`\sum_{r=1}^k B(\alpha, \beta + r)/B(\alpha, \beta) =
-    (\beta - (\beta + k) B(\alpha, \beta + k)/B(\alpha, \beta)) / (\alpha - 1)`.
+    (\beta - (\beta + k) B(\alpha, \beta + k)/B(\alpha, \beta)) / (\alpha - 1)`,
+    rearranged so that it has no 0/0 at :math:`\alpha = 1`.
 
     Parameters and returns as in :func:`pass_at_k`.
 

@@ -50,6 +50,8 @@ __all__ = [
     "get_sampling_model",
     "pair_data",
     "n_free_parameters",
+    "pack",
+    "split_coordinates",
     "unpack",
     "unpack_jacobian",
 ]
@@ -128,7 +130,8 @@ def bounds(n_components: int) -> np.ndarray:
     return np.array(rows, dtype=float)
 
 
-def _split(z: np.ndarray, n_components: int) -> tuple[np.ndarray, ...]:
+def split_coordinates(z: np.ndarray, n_components: int) -> tuple[np.ndarray, ...]:
+    """Split coordinates into (logit_weights, logit_mean_first, log_mean_gaps, log_concentration)."""
     h = n_components
     z = np.asarray(z, dtype=float)
     logit_w = z[..., : h - 1]
@@ -151,7 +154,7 @@ def unpack(z, n_components: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     >>> np.round(w, 3), np.round(a + b, 3)
     (array([0.5, 0.5]), array([ 4., 10.]))
     """
-    logit_w, first, gaps, log_kappa = _split(z, n_components)
+    logit_w, first, gaps, log_kappa = split_coordinates(z, n_components)
     zeros = np.zeros(logit_w.shape[:-1] + (1,))
     full = np.concatenate([zeros, logit_w], axis=-1)
     weights = np.exp(full - full.max(axis=-1, keepdims=True))
@@ -172,7 +175,7 @@ def unpack_jacobian(z, n_components: int) -> np.ndarray:
     h = n_components
     z = np.asarray(z, dtype=float)
     w, alpha, beta = unpack(z, h)
-    _, _, gaps, _ = _split(z, h)
+    _, _, gaps, _ = split_coordinates(z, h)
     mu = expit(np.log(alpha) - np.log(beta))
     jac = np.zeros((3 * h, 3 * h - 1))
     # softmax over [0, logit_weights]: d w_i / d a_j = w_i (delta_{i, j+1} - w_{j+1})
@@ -193,20 +196,32 @@ def unpack_jacobian(z, n_components: int) -> np.ndarray:
     return jac
 
 
-def pack(weights, alpha, beta) -> np.ndarray:
-    """Inverse of :func:`unpack` for one mixture (components sorted by mean).
+def pack(weights, logit_means, log_concentrations) -> np.ndarray:
+    """Inverse of :func:`unpack` for one mixture given by its weights, logit means
+    and log concentrations (any order; components are sorted by mean).
 
-    Components with equal means get a tiny gap so the ordering is strict.
+    Working from logit means and log concentrations rather than ``(alpha, beta)``
+    keeps a component whose shape underflows representable. Zero weights are
+    raised to the smallest positive double and equal means get a tiny gap, so
+    the coordinates are finite and the ordering strict.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.model import pack, unpack
+    >>> z = pack([0.25, 0.75], [1.0, -2.0], [np.log(5.0), np.log(40.0)])
+    >>> w, a, b = unpack(z, 2)
+    >>> np.round(w, 3), np.round(a + b, 3)
+    (array([0.75, 0.25]), array([40.,  5.]))
     """
-    weights = np.asarray(weights, dtype=float)
-    alpha = np.asarray(alpha, dtype=float)
-    beta = np.asarray(beta, dtype=float)
-    eta = np.log(alpha) - np.log(beta)
+    weights = np.maximum(np.asarray(weights, dtype=float), np.finfo(float).tiny)
+    eta = np.asarray(logit_means, dtype=float)
+    log_kappa = np.asarray(log_concentrations, dtype=float)
     order = np.argsort(eta, kind="stable")
-    weights, alpha, beta, eta = weights[order], alpha[order], beta[order], eta[order]
+    weights, eta, log_kappa = weights[order], eta[order], log_kappa[order]
     logit_w = np.log(weights[1:]) - np.log(weights[0])
     gaps = np.log(np.maximum(np.diff(eta), 1e-4))
-    return np.concatenate([logit_w, eta[:1], gaps, np.log(alpha + beta)])
+    return np.concatenate([logit_w, eta[:1], gaps, log_kappa])
 
 
 def build_model(n_components: int, *, prior: str = "flat") -> pm.Model:

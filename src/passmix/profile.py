@@ -1,0 +1,425 @@
+"""Profile-likelihood intervals for Pass@k, Pass^k and AUC@k.
+
+The profile-likelihood interval of a metric ``M`` at level ``1 - a`` is the
+set of values ``m`` whose constrained maximum log-likelihood
+``max {l(z) : M(z) = m}`` lies within ``chi2(1).ppf(1 - a) / 2`` of the
+maximum ``l(z_hat)``. Its ends are the smallest and largest value of ``M``
+over the likelihood region ``{z : l(z) >= l(z_hat) - chi2(1).ppf(1 - a) / 2}``,
+and that is how they are found here: two constrained optimisations (SLSQP)
+per metric and horizon, through the same compiled log-likelihood the fit
+maximised (:func:`passmix.model.get_objective`), inside the same box.
+
+Unlike the delta method the interval
+
+* does not depend on the parameterisation;
+* lies in [0, 1] and respects every ordering the metrics obey (Pass^k <=
+  Pass@1 <= AUC@k <= Pass@k, monotone in k), because each end is the value of
+  the metric at some parameter in the region;
+* stays honest where the optimum sits on a boundary of the parameter space,
+  such as the binomial limit (concentration -> infinity, every task with the
+  same success rate): the region reaches in from the boundary as far as the
+  data allow, where the delta method treats the bounded coordinates as known.
+
+The search runs on the logit scale, computed in log space
+(:func:`passmix.metrics._evaluate_logit`), so ends far below the float range
+(Pass^k at large k) are located as precisely as ends near 1/2. Ends are then
+widened, never narrowed, where the optimiser's imprecision would break an
+ordering that every point of the region satisfies (the ends are monotone in
+k). Ends below the smallest normal double are reported as 0 and an upper end
+that underflows as that double, so no interval has zero width.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize
+from scipy.special import expit
+from scipy.stats import chi2
+
+from ._validation import check_k, check_level, check_metric
+from .intervals import ConfidenceInterval
+from .metrics import TINY, _evaluate, _evaluate_logit
+from .model import coordinate_names, unpack, unpack_jacobian
+
+__all__ = ["ProfileResult", "extreme_on_region", "profile_interval", "repair_across_metrics",
+           "widen_degenerate"]
+
+#: the metrics whose value grows with k (the others' falls)
+INCREASING = {"pass@k": True, "auc@k": True, "pass^k": False}
+_SLSQP = {"maxiter": 200, "ftol": 1e-12}
+# a constraint violation up to this (in log-likelihood units) is accepted
+_FEASIBLE = 1e-6
+
+
+@dataclass(frozen=True)
+class ProfileResult:
+    """A metric at one or more horizons with its profile-likelihood interval.
+
+    Attributes
+    ----------
+    metric : str
+        ``"pass@k"``, ``"pass^k"`` or ``"auc@k"``.
+    k : numpy.ndarray
+        Horizons.
+    estimate, lower, upper : numpy.ndarray
+        Maximum-likelihood estimate and interval ends, one per horizon.
+    level : float
+        Confidence level.
+    converged : numpy.ndarray
+        Shape ``(K, 2)``: whether the search for the lower and the upper end
+        ended at a feasible point that the optimiser reported as optimal.
+    """
+
+    metric: str
+    k: np.ndarray
+    estimate: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    level: float
+    converged: np.ndarray
+
+    @property
+    def interval(self) -> ConfidenceInterval:
+        """``(lower, upper)`` as a named tuple."""
+        return ConfidenceInterval(self.lower, self.upper)
+
+    def summary(self) -> pd.DataFrame:
+        """One row per horizon: metric, k, estimate, lower, upper."""
+        return pd.DataFrame({"metric": self.metric, "k": self.k, "estimate": self.estimate,
+                             "lower": self.lower, "upper": self.upper})
+
+
+def extreme_on_region(logp: Callable, value: Callable, start: np.ndarray, threshold: float,
+                      box: np.ndarray, sign: float) -> tuple[np.ndarray | None, bool]:
+    """Minimise ``sign * value(z)`` subject to ``logp(z) >= threshold`` within `box`.
+
+    Generic in the model: `logp` and `value` map a coordinate vector to
+    ``(value, gradient)``. Returns the best point of the region that the
+    search visited (SLSQP's end if it is feasible, else the best feasible
+    iterate) and whether SLSQP reported success there, or ``(None, False)``
+    if it visited no feasible point.
+    """
+    seen: dict[bytes, list] = {}  # x -> [logp, value]; the best feasible one is kept
+    best: list = [None, np.inf]
+
+    def record(x, slot, result):
+        key = x.tobytes()
+        entry = seen.setdefault(key, [None, None])
+        entry[slot] = result
+        if entry[0] is not None and entry[1] is not None:
+            if entry[0][0] >= threshold and sign * entry[1][0] < best[1]:
+                best[0], best[1] = x.copy(), sign * entry[1][0]
+            del seen[key]
+        return result
+
+    def constraint(x):
+        key = x.tobytes()
+        if key in seen and seen[key][0] is not None:
+            return seen[key][0]
+        return record(x, 0, logp(x))
+
+    # SLSQP starts from an identity Hessian: scale both functions to unit
+    # slope at the start so that its first steps are of a sensible length
+    v0, g0 = value(start)
+    scale = 1.0 / max(float(np.linalg.norm(g0)), 1e-12)
+    c_scale = 1.0 / max(float(np.linalg.norm(logp(start)[1])), 1e-12)
+
+    def fun(x):
+        v, g = record(x, 1, value(x))
+        return sign * (v - v0) * scale, sign * g * scale
+
+    res = minimize(fun, start, jac=True, method="SLSQP", bounds=box, options=_SLSQP,
+                   constraints=[{"type": "ineq",
+                                 "fun": lambda x: (constraint(x)[0] - threshold) * c_scale,
+                                 "jac": lambda x: constraint(x)[1] * c_scale}])
+    x = np.clip(res.x, box[:, 0], box[:, 1])
+    if np.isfinite(res.fun) and logp(x)[0] >= threshold - _FEASIBLE:
+        if best[0] is None or sign * value(x)[0] <= best[1]:
+            return x, bool(res.success)
+    return best[0], False
+
+
+class _SearchCoordinates:
+    """The coordinates the search runs in: the model's, except each log
+    concentration ``c`` becomes ``rho = 1 / (1 + e^c)`` (the intra-class correlation).
+
+    The binomial limit ``c -> infinity`` is then the regular boundary
+    ``rho = 0``, where the likelihood and the metrics have finite, non-zero
+    slopes; in ``c`` both flatten out, and a search that starts on that
+    plateau (as it does when the estimate is at the limit) stays there.
+    """
+
+    def __init__(self, n_components: int, box: np.ndarray):
+        self.kappa = np.array([name.startswith("log_concentration")
+                               for name in coordinate_names(n_components)])
+        self.box = box.copy()
+        # rho falls as c rises: the box's ends swap
+        self.box[self.kappa] = expit(-box[self.kappa][:, ::-1])
+
+    def to_z(self, x):
+        z = np.array(x, dtype=float)
+        rho = x[self.kappa]
+        z[self.kappa] = np.log1p(-rho) - np.log(rho)
+        return z
+
+    def from_z(self, z):
+        x = np.array(z, dtype=float)
+        x[self.kappa] = expit(-z[self.kappa])
+        return x
+
+    def dz_dx(self, x):
+        out = np.ones(len(x))
+        rho = x[self.kappa]
+        out[self.kappa] = -1.0 / (rho * (1.0 - rho))
+        return out
+
+
+def _boundary_point(logp, x_hat, direction, threshold, box) -> np.ndarray | None:
+    """The point where the ray from `x_hat` along `direction` leaves the region.
+
+    Bisection on the log-likelihood along the ray, cut at the box; a
+    feasible point on the region's edge, where SLSQP sees the constraint's
+    slope (at the estimate itself the slope is zero and its first step
+    overshoots).
+    """
+    norm = float(np.linalg.norm(direction))
+    if not np.isfinite(norm) or norm == 0.0:
+        return None
+    d = direction / norm
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = np.where(d > 0, (box[:, 1] - x_hat) / d, np.where(d < 0, (box[:, 0] - x_hat) / d,
+                                                                   np.inf))
+    t_max = float(np.min(room))
+    if not np.isfinite(t_max) or t_max <= 0:
+        return None
+    if logp(x_hat + t_max * d)[0] >= threshold:
+        return x_hat + t_max * d
+    lo, hi = 0.0, t_max
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if logp(x_hat + mid * d)[0] >= threshold:
+            lo = mid
+        else:
+            hi = mid
+        if hi - lo <= 1e-6 * (1.0 + lo):
+            break
+    return x_hat + lo * d
+
+
+def profile_interval(objective, params, loglik: float, covariance, box, n_components: int,
+                     metric: str, k, *, level: float = 0.95) -> ProfileResult:
+    """Profile-likelihood interval of a metric of the Beta mixture.
+
+    Parameters
+    ----------
+    objective : passmix.model.MixtureObjective
+        The compiled log-likelihood, already pointed at the fitted data.
+    params : array_like
+        Maximum-likelihood estimate in the unconstrained coordinates.
+    loglik : float
+        The maximised log-likelihood.
+    covariance : array_like
+        Inverse observed information at `params` (only used to choose where
+        each search starts).
+    box : array_like
+        Box bounds of the coordinates, shape ``(3H - 1, 2)``.
+    n_components : int
+        H.
+    metric : str
+        ``"pass@k"``, ``"pass^k"`` or ``"auc@k"``.
+    k : int or array_like of int
+        Horizons.
+    level : float, default 0.95
+        Confidence level.
+
+    Returns
+    -------
+    ProfileResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import passmix
+    >>> rng = np.random.default_rng(0)
+    >>> counts = passmix.Counts(rng.binomial(5, rng.beta(1.0, 3.0, 200)), np.full(200, 5))
+    >>> fit = passmix.fit(counts, seed=0)
+    >>> res = fit.profile("pass@k", [1, 100])
+    >>> bool(np.all(res.lower < res.estimate)) and bool(np.all(res.estimate < res.upper))
+    True
+    """
+    metric = check_metric(metric)
+    level = check_level(level)
+    k_arr, _ = check_k(k)
+    z_hat = np.asarray(params, dtype=float)
+    box = np.asarray(box, dtype=float)
+    h = n_components
+    drop = 0.5 * float(chi2.ppf(level, 1))
+    threshold = loglik - drop
+    weights, alpha, beta = unpack(z_hat, h)
+    estimate = _evaluate(metric, weights, alpha, beta, k_arr)
+
+    search = _SearchCoordinates(h, box)
+    x_hat = search.from_z(z_hat)
+
+    def logp(x):
+        value, grad = objective.logp_dlogp(search.to_z(x))
+        return value, grad * search.dz_dx(x)
+
+    # the delta method's covariance, in the search coordinates; directions it
+    # holds fixed (a coordinate on a bound) get a unit variance instead
+    jac = search.dz_dx(x_hat)
+    cov_x = np.asarray(covariance, dtype=float) / np.outer(jac, jac)
+    pinned = np.diag(cov_x) <= 1e-12 * max(float(np.max(np.diag(cov_x))), 1e-300)
+    cov_x[pinned, :] = 0.0
+    cov_x[:, pinned] = 0.0
+    cov_x[pinned, pinned] = 1.0
+
+    order = np.argsort(k_arr, kind="stable")
+    lower = np.empty(k_arr.size)
+    upper = np.empty(k_arr.size)
+    converged = np.zeros((k_arr.size, 2), dtype=bool)
+    previous: dict[float, np.ndarray] = {}
+    for i in order:
+        kk = k_arr[i : i + 1]
+
+        def value(x, kk=kk):
+            z = search.to_z(x)
+            w, a, b = unpack(z, h)
+            u, (d_w, d_a, d_b) = _evaluate_logit(metric, w, a, b, kk)
+            grad = np.concatenate([d_w[0], d_a[0], d_b[0]]) @ unpack_jacobian(z, h)
+            return float(u[0]), grad * search.dz_dx(x)
+
+        grad_x = value(x_hat)[1]
+        for j, sign in enumerate((1.0, -1.0)):  # minimise, then maximise
+            # feasible starts on the region's edge: the neighbouring horizon's
+            # end (a warm start), else where the delta method's direction leaves
+            # the region; the other one if the first search fails
+            ray = _boundary_point(logp, x_hat, -sign * (cov_x @ grad_x), threshold, search.box)
+            starts = [x for x in (previous.get(sign), ray) if x is not None] or [x_hat]
+            # the estimate itself is always in the region
+            best, best_u, ok = x_hat, sign * value(x_hat)[0], False
+            for start in starts:
+                x, success = extreme_on_region(logp, value, start, threshold, search.box, sign)
+                if x is not None:
+                    u = sign * value(x)[0]
+                    if u < best_u or (u == best_u and success):
+                        best, best_u, ok = x, u, success
+                if ok:
+                    break
+            previous[sign] = best
+            w, a, b = unpack(search.to_z(best), h)
+            end = _evaluate(metric, w, a, b, kk)[0]
+            converged[i, j] = ok
+            if sign > 0:
+                lower[i] = end
+            else:
+                upper[i] = end
+    lower, upper = repair_across_metrics({metric: (k_arr, estimate, lower, upper)})[metric]
+    return ProfileResult(metric=metric, k=k_arr, estimate=estimate, lower=lower, upper=upper,
+                         level=level, converged=converged)
+
+
+def repair_across_metrics(ends: dict[str, tuple]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Widen interval ends so that they obey every ordering the metrics obey.
+
+    Parameters
+    ----------
+    ends : dict
+        ``metric -> (k, estimate, lower, upper)`` arrays, for one or more of
+        the three metrics of one fit.
+
+    Returns
+    -------
+    dict
+        ``metric -> (lower, upper)``.
+
+    Notes
+    -----
+    At every point of a likelihood region Pass@k and AUC@k are
+    non-decreasing and Pass^k non-increasing in k, ``Pass^k <= Pass@1 <=
+    AUC@k <= Pass@k``, and all three metrics equal the mean at k = 1; so the
+    extremes over the region obey the same orderings. An end that breaks one
+    marks an optimum the search missed, and the end it is compared with (the
+    metric's value at a point of the region) is a valid bound in its place:
+    for ``X <= Y`` pointwise, ``upper(Y) >= upper(X)`` and ``lower(X) <=
+    lower(Y)``. Ends are also made to bracket the estimate, subnormal ends
+    flushed and zero widths avoided (:func:`widen_degenerate`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.profile import repair_across_metrics
+    >>> k = np.array([1, 10])
+    >>> out = repair_across_metrics({"pass@k": (k, np.array([.2, .5]), np.array([.1, .4]),
+    ...                                          np.array([.3, .6])),
+    ...                              "pass^k": (k, np.array([.2, .01]), np.array([.1, .001]),
+    ...                                          np.array([.3, .35]))})
+    >>> float(out["pass@k"][1][0])   # Pass@1's upper end rises to Pass^10's
+    0.35
+    """
+    nodes: list[tuple[str, int]] = []
+    lower: dict[tuple[str, int], float] = {}
+    upper: dict[tuple[str, int], float] = {}
+    for metric, (k, est, lo, hi) in ends.items():
+        for i in range(len(k)):
+            node = (metric, i)
+            nodes.append(node)
+            lower[node] = min(float(lo[i]), float(est[i]))
+            upper[node] = max(float(hi[i]), float(est[i]))
+    edges: list[tuple] = []  # (a, b): a <= b at every point of the region
+    means = []
+    for metric, (k, *_rest) in ends.items():
+        order = np.argsort(k, kind="stable")
+        for i, j in zip(order[:-1], order[1:]):
+            a, b = (metric, int(i)), (metric, int(j))
+            edges.append((a, b) if INCREASING[metric] else (b, a))
+            if k[i] == k[j]:
+                edges.append((b, a) if INCREASING[metric] else (a, b))
+        means += [(metric, int(i)) for i in np.flatnonzero(np.asarray(k) == 1)]
+    for a, b in zip(means, means[1:] + means[:1]):
+        edges.append((a, b))
+    if means:
+        mean = means[0]
+        for metric, (k, *_rest) in ends.items():
+            for i in range(len(k)):
+                node = (metric, i)
+                edges.append((node, mean) if metric == "pass^k" else (mean, node))
+    if "auc@k" in ends and "pass@k" in ends:
+        k_pass = list(np.asarray(ends["pass@k"][0]))
+        for i, kk in enumerate(np.asarray(ends["auc@k"][0])):
+            if kk in k_pass:
+                edges.append((("auc@k", i), ("pass@k", k_pass.index(kk))))
+    for _ in range(len(nodes) + 1):
+        changed = False
+        for a, b in edges:
+            if upper[a] > upper[b]:
+                upper[b], changed = upper[a], True
+            if lower[b] < lower[a]:
+                lower[a], changed = lower[b], True
+        if not changed:
+            break
+    out = {}
+    for metric, (k, *_rest) in ends.items():
+        lo = np.array([lower[(metric, i)] for i in range(len(k))])
+        hi = np.array([upper[(metric, i)] for i in range(len(k))])
+        out[metric] = widen_degenerate(lo, hi)
+    return out
+
+
+def widen_degenerate(lower, upper) -> tuple[np.ndarray, np.ndarray]:
+    """Subnormal ends to 0 (an upper end to the smallest normal double) and no zero width.
+
+    An interval whose ends coincide in floating point holds values that
+    differ below double precision; moving one end by the spacing of doubles
+    keeps it a true statement without claiming an exact value.
+    """
+    lower = np.where(lower < TINY, 0.0, np.clip(lower, 0.0, 1.0))
+    upper = np.where(upper < TINY, TINY, np.clip(upper, 0.0, 1.0))
+    flat = lower >= upper
+    lower = np.where(flat & (upper >= 1.0), np.nextafter(1.0, 0.0), lower)
+    upper = np.where(flat & (upper < 1.0), np.nextafter(upper, 1.0), upper)
+    return lower, upper
