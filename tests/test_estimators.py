@@ -135,15 +135,15 @@ class TestInputs:
     @pytest.mark.parametrize(
         "counts, match",
         [
-            (([3, 1], [2, 4]), r"successes must not exceed trials.*task 0 has 3 successes of 2"),
-            (([-1, 1], [2, 4]), r"successes must be non-negative, got -1"),
-            (([1, 1], [2, -4]), r"trials must be non-negative, got -4"),
-            (([1.5, 1], [2, 4]), r"successes must be whole numbers, got 1.5"),
-            (([1, 1], [2, 4.25]), r"trials must be whole numbers, got 4.25"),
-            (([np.nan, 1], [2, 4]), r"successes must be whole numbers, got nan"),
-            (([1, 1], [2, np.inf]), r"trials must be whole numbers, got inf"),
-            (([], []), r"counts are empty"),
-            (([1, 1, 1], [2, 4]), r"equal lengths, got 3 and 2"),
+            (([3, 1], [2, 4]), r"successes \(3\) exceeds trials \(2\) in row 0"),
+            (([-1, 1], [2, 4]), r"successes must be non-negative; got -1 in row 0"),
+            (([1, 1], [2, -4]), r"trials must be non-negative; got -4 in row 1"),
+            (([1.5, 1], [2, 4]), r"successes must be whole numbers; got 1.5 in row 0"),
+            (([1, 1], [2, 4.25]), r"trials must be whole numbers; got 4.25 in row 1"),
+            (([np.nan, 1], [2, 4]), r"successes has a missing value \(NaN\) in row 0"),
+            (([1, 1], [2, np.inf]), r"trials has an infinite value \(inf\) in row 1"),
+            (([], []), r"successes and trials are empty"),
+            (([1, 1, 1], [2, 4]), r"same length, got 3 and 2"),
             (([[1, 1]], [[2, 4]]), r"must be 1-d"),
             (([0, 0], [0, 0]), r"no task has any trial"),
         ],
@@ -154,7 +154,7 @@ class TestInputs:
 
     @pytest.mark.parametrize("estimate", ESTIMATORS)
     def test_bad_counts_types(self, estimate):
-        with pytest.raises(TypeError, match="successes and .trials"):
+        with pytest.raises(TypeError, match=r"a \(successes, trials\) tuple"):
             estimate([[1, 2], [3, 4]], "pass@k", 1)
         with pytest.raises(TypeError, match="successes must be numeric"):
             estimate((["a", "b"], [3, 4]), "pass@k", 1)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from numpy.testing import assert_allclose
 from scipy import integrate
-from scipy.special import betaln, gammaln
+from scipy.special import betaln, digamma, gammaln
 
 import passmix
 from passmix import auc_at_k, pass_at_k, pass_hat_k
@@ -200,3 +200,53 @@ class TestValidation:
     def test_aliases(self):
         assert metric_value("pass_hat_k", [1.0], [2.0], [2.0], 3) == passmix.pass_hat_k(
             [1.0], [2.0], [2.0], 3)
+
+    @pytest.mark.parametrize("weights,match", [
+        ([0.3, 0.3], "sum to 1"), ([0.0, 0.0], "sum to 1"), ([0.5, 0.6], "sum to 1"),
+    ])
+    def test_weights_must_sum_to_one(self, weights, match):
+        with pytest.raises(ValueError, match=match):
+            pass_at_k(weights, [1.0, 2.0], [1.0, 2.0], 3)
+
+    def test_empty_component_axis(self):
+        with pytest.raises(ValueError, match="no components"):
+            pass_at_k(np.empty(0), np.empty(0), np.empty(0), 3)
+
+    @pytest.mark.parametrize("k", [2**63, 10**30, np.uint64(2**63), 2.0**63, [5, 2**64]])
+    def test_k_beyond_int64_is_refused(self, k):
+        with pytest.raises(ValueError, match="too large"):
+            pass_at_k([1.0], [1.0], [1.0], k)
+
+    def test_largest_k(self):
+        # 2^63 - 1 is accepted: Beta(1, 1) gives k / (k + 1)
+        assert pass_at_k([1.0], [1.0], [1.0], 2**63 - 1) == pytest.approx(1.0, abs=1e-18)
+        assert pass_hat_k([1.0], [1.0], [1.0], 10**18) == pytest.approx(1e-18, rel=1e-12)
+
+
+class TestFuzzedReproducers:
+    """Inputs that once gave NaN or wrong values (issue 7's fuzzing)."""
+
+    def test_tiny_shape_past_k_64(self):
+        # alpha + 1e-17 == alpha: the moment ratio used to be inf - inf for k > 64
+        got = pass_at_k([1.0], [1e-17], [1.0], 65)
+        assert got == pytest.approx(1e-17 * (digamma(66.0) - digamma(1.0)), rel=1e-12)
+        v = pass_hat_k([0.34, 0.66], [1.6, 2.97], [9.99, 6.5e-64], [64, 65, 100])
+        assert np.all(np.isfinite(v))
+        assert_allclose(v, 0.66 + 0.34 * pass_hat_k([1.0], [1.6], [9.99], [64, 65, 100]),
+                        rtol=1e-12)
+
+    def test_auc_at_alpha_one_large_beta(self):
+        # exact: Beta(1, b) has Pass@r = 1 - b / (b + r) = r / (b + r)
+        b, k = 1e6, np.array([1, 2, 10, 1000])
+        r = np.arange(1, 1001)
+        want = np.cumsum(r / (b + r))[k - 1] / k
+        assert_allclose(auc_at_k([1.0], [1.0], [b], k), want, rtol=1e-10)
+        assert_allclose(auc_at_k([1.0], [1.0], [b], [1, 2, 10]), [1e-6, 1.5e-6, 5.5e-6],
+                        rtol=1e-5)
+
+    @pytest.mark.parametrize("alpha", [1.0 - 1e-9, 1.0 + 1e-12, 0.999, 1.001])
+    def test_auc_near_alpha_one_large_beta_against_summation(self, alpha):
+        b, r = 3e5, np.arange(1, 401)
+        log_t = np.cumsum(np.log1p(-alpha / (alpha + b + np.arange(r.size))))
+        assert_allclose(auc_at_k([1.0], [alpha], [b], r), np.cumsum(-np.expm1(log_t)) / r,
+                        rtol=1e-9)

@@ -2,7 +2,7 @@
 
 ``passmix estimate FILE`` reads per-task success counts (any layout that
 :func:`passmix.read_counts` understands), fits a Beta mixture per group and
-prints Pass@k, Pass^k and AUC@k at the requested horizons, with delta-method
+prints Pass@k, Pass^k and AUC@k at the requested horizons, with profile-likelihood (or delta-method)
 intervals, next to the naive and combinatorial direct estimates if asked.
 
 The module is deliberately thin: option parsing, one call into the library
@@ -33,7 +33,7 @@ from ._validation import METRICS, DegenerateDataWarning, check_k, check_level
 from .data import LAYOUTS, Counts, read_counts
 from .estimators import combinatorial_estimate, naive_estimate
 from .examples import example_path
-from .fit import fit
+from .fit import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, fit
 
 __all__ = ["estimate_table", "main"]
 
@@ -106,6 +106,7 @@ def estimate_table(
     n_init: int = 10,
     seed: int | None = 0,
     *,
+    interval: str = "profile",
     progress: bool = False,
 ) -> pd.DataFrame:
     """Pass@k, Pass^k and AUC@k for each group, method and horizon.
@@ -122,7 +123,7 @@ def estimate_table(
     k : int or sequence of int, default (1, 10, 100)
         Horizons, each a whole number ``>= 1``. Repeats are dropped.
     level : float, default 0.95
-        Confidence level of the delta-method intervals.
+        Confidence level of the mixture's intervals.
     method : {"mixture", "naive", "combinatorial", "all"} or sequence of them
         Estimators to report; ``"all"`` selects all three.
     max_components : int, default 4
@@ -132,6 +133,8 @@ def estimate_table(
     seed : int or None, default 0
         Seed of the fit, the same for every group, so a group's result does
         not depend on which other groups are present.
+    interval : {"profile", "delta"}, default "profile"
+        Interval method of the mixture (:meth:`passmix.MixtureFit.interval`).
     progress : bool, default False
         Show a progress bar over groups on stderr (only if there are at
         least two groups).
@@ -143,12 +146,13 @@ def estimate_table(
         the group columns followed by ``metric`` (``"pass@k"``, ``"pass^k"``,
         ``"auc@k"``), ``k``, ``estimate``, ``lower``, ``upper``, ``method`` and
         ``n_components`` (nullable integer: the H chosen for the mixture, null
-        for the direct estimators). ``lower``/``upper`` are the delta-method
-        interval for the mixture and null for the direct estimators. The
-        combinatorial estimate is null where ``k`` exceeds the smallest number
-        of trials of a task that was run. ``attrs["fits"]`` maps each group
-        key to ``{"n_components", "loglik", "bic", "converged"}`` of its
-        mixture fit.
+        for the direct estimators). ``lower``/``upper`` are the mixture's
+        interval (profile likelihood or delta method, see `interval`) and
+        null for the direct estimators. The combinatorial estimate is null
+        where ``k`` exceeds the smallest number of trials of a task that was
+        run. ``attrs["fits"]`` maps each group key to ``{"n_components",
+        "loglik", "bic", "converged", "status"}`` of its mixture fit
+        (``status`` as :meth:`passmix.MixtureFit.status`).
 
     Raises
     ------
@@ -212,6 +216,9 @@ def estimate_table(
     ks = pd.unique(ks)
     level = check_level(level)
     methods = _methods(method)
+    if not isinstance(interval, str) or interval.lower() not in INTERVAL_METHODS:
+        raise ValueError(f"unknown interval method {interval!r}; expected one of "
+                         f"{', '.join(INTERVAL_METHODS)}.")
 
     rows: list[dict[str, Any]] = []
     fits: dict[tuple, dict[str, Any]] = {}
@@ -228,7 +235,8 @@ def estimate_table(
             with _recorded() as caught:
                 try:
                     new_rows, info, undefined = _estimate_group(
-                        counts, ks, level, methods, max_components, n_init, seed
+                        counts, ks, level, methods, max_components, n_init, seed,
+                        interval.lower(),
                     )
                 except (ValueError, RuntimeError) as err:
                     failure = err
@@ -269,6 +277,7 @@ def _estimate_group(
     max_components: int,
     n_init: int,
     seed: int | None,
+    interval: str,
 ) -> tuple[list[dict[str, Any]], dict[str, Any] | None, list[int]]:
     """Rows for one group, its fit summary, and the horizons where combinatorial is null."""
     rows: list[dict[str, Any]] = []
@@ -281,7 +290,8 @@ def _estimate_group(
             res = fit(counts, max_components=max_components, n_init=n_init, seed=seed)
             n_comp = res.n_components
             info = {"n_components": res.n_components, "loglik": res.loglik,
-                    "bic": res.bic, "converged": res.converged}
+                    "bic": res.bic, "converged": res.converged, "status": res.status()}
+            summary = res.summary(ks, level, method=interval)
         elif method == "combinatorial":
             # Defined only for k <= m_j of every task that was run.
             trials = _observed_trials(counts)
@@ -290,8 +300,8 @@ def _estimate_group(
         for metric in METRICS:
             lower = upper = nan
             if method == "mixture":
-                delta = res.delta(metric, ks, level)
-                est, lower, upper = delta.estimate, delta.lower, delta.upper
+                part = summary[summary["metric"] == metric]
+                est, lower, upper = (part[c].to_numpy() for c in ("estimate", "lower", "upper"))
             elif method == "naive":
                 est = naive_estimate(counts, metric, ks)
             else:
@@ -374,8 +384,9 @@ def format_table(
         if key in fits:
             f = fits[key]
             head += f"; mixture H={f['n_components']}, loglik={f['loglik']:.3f}"
-            if not f["converged"]:
-                head += " (NOT converged)"
+            status = f.get("status", "converged" if f["converged"] else "NOT converged")
+            if status != "converged":
+                head += f" ({status.removeprefix('converged; ')})"
         mask = np.ones(len(table), dtype=bool)
         for col, val in zip(group_cols, key):
             mask &= (table[col] == _plain(val)).to_numpy()
@@ -462,6 +473,21 @@ class HorizonList(click.ParamType):
         return tuple(dict.fromkeys(out))
 
 
+class LevelType(click.FloatRange):
+    """A confidence level in (0, 1); NaN is refused (a range check alone lets it pass)."""
+
+    name = "level"
+
+    def __init__(self) -> None:
+        super().__init__(0, 1, min_open=True, max_open=True)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
+        level = super().convert(value, param, ctx)
+        if not math.isfinite(level):
+            self.fail(f"{value!r} is not a level in (0, 1).", param, ctx)
+        return level
+
+
 def _split_columns(values: Sequence[str]) -> list[str]:
     cols = [c.strip() for v in values for c in v.split(",")]
     return [c for c in cols if c]
@@ -517,7 +543,7 @@ def main() -> None:
     """passmix: Pass@k, Pass^k and AUC@k of stochastic AI systems at any horizon.
 
     Fits a Beta mixture to per-task success counts (y_j successes of m_j
-    trials) and reports the metrics with delta-method intervals.
+    trials) and reports the metrics with profile-likelihood (or delta-method) intervals.
     Run 'passmix COMMAND --help' for the options of a command.
     """
 
@@ -533,17 +559,20 @@ def main() -> None:
                    "repeat the option); one set of estimates per group.")
 @click.option("--k", "k", type=HorizonList(), default=None,
               help=f"Horizons, comma-separated.  [default: {','.join(map(str, DEFAULT_K))}]")
-@click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.95, help="Confidence level of the delta-method intervals.")
+@click.option("--level", type=LevelType(), default=0.95,
+              help="Confidence level of the mixture's intervals.")
+@click.option("--interval", "interval", type=click.Choice(INTERVAL_METHODS, case_sensitive=False),
+              default="profile",
+              help="Interval of the mixture: profile likelihood, or the (faster) delta method.")
 @click.option("--method", type=click.Choice([*METHODS, "all"], case_sensitive=False),
               default="mixture",
               help="Estimator: the Beta mixture, the naive plug-in, the unbiased "
                    "combinatorial one (only for k <= m), or all three.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS, case_sensitive=False),
               default="table", help="Output format.")
-@click.option("--max-components", type=click.IntRange(min=1), default=4,
+@click.option("--max-components", type=click.IntRange(1, MAX_COMPONENTS), default=4,
               help="Largest number of mixture components tried (BIC chooses).")
-@click.option("--n-init", type=click.IntRange(min=1), default=10,
+@click.option("--n-init", type=click.IntRange(1, MAX_INIT), default=10,
               help="Random initialisations per number of components.")
 @click.option("--seed", type=int, default=0, help="Seed of the fit (output is deterministic).")
 @click.option("--layout", type=click.Choice(LAYOUTS, case_sensitive=False), default="auto",
@@ -561,6 +590,7 @@ def estimate(
     group_by: tuple[str, ...],
     k: tuple[int, ...] | None,
     level: float,
+    interval: str,
     method: str,
     fmt: str,
     max_components: int,
@@ -613,7 +643,7 @@ def estimate(
             table = estimate_table(
                 groups, group_cols, k=horizons, level=level, method=method.lower(),
                 max_components=max_components, n_init=n_init, seed=seed,
-                progress=not quiet and _is_tty(sys.stderr),
+                interval=interval.lower(), progress=not quiet and _is_tty(sys.stderr),
             )
             text = render(table, fmt.lower(), groups, group_cols, level)
             if output is None:
@@ -652,11 +682,11 @@ def experiment() -> None:
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Run on this Dask scheduler (e.g. tcp://host:8786) instead of local "
                    "processes; needs passmix[dask].")
-@click.option("--level", type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              default=0.95, help="Confidence level of the mixture intervals.")
-@click.option("--max-components", type=click.IntRange(min=1), default=4,
+@click.option("--level", type=LevelType(), default=0.95,
+              help="Confidence level of the mixture intervals.")
+@click.option("--max-components", type=click.IntRange(1, MAX_COMPONENTS), default=4,
               help="Largest number of mixture components tried (BIC chooses).")
-@click.option("--n-init", type=click.IntRange(min=1), default=10,
+@click.option("--n-init", type=click.IntRange(1, MAX_INIT), default=10,
               help="Random initialisations per number of components.")
 @click.option("--report-k", type=HorizonList(), default=None,
               help="Fixed horizons of the report's tables. [default: 60 for the paper's "

@@ -170,11 +170,22 @@ def _labels(tasks: Any, n: int) -> np.ndarray:
         labels = np.array(tasks.to_numpy(), copy=True)
     else:
         labels = np.array(tasks, copy=True)
+        if not isinstance(tasks, np.ndarray) and labels.dtype.kind == "U":
+            # numpy turns a missing label among strings into the string 'nan'
+            raw = np.array(tasks, dtype=object)
+            if raw.ndim == 1 and np.asarray(pd.isna(raw), dtype=bool).any():
+                labels = raw
     if labels.ndim != 1:
         raise ValueError(f"tasks must be 1-d, got an array of shape {labels.shape}.")
     if len(labels) != n:
         raise ValueError(
             f"tasks has {len(labels)} labels but there are {n} tasks (successes/trials)."
+        )
+    missing = np.asarray(pd.isna(labels), dtype=bool)
+    if missing.any():
+        raise ValueError(
+            f"task labels must not be missing; label {int(np.argmax(missing))} "
+            f"(counting from 0) is {_fmt(labels[int(np.argmax(missing))])}."
         )
     return labels
 
@@ -250,10 +261,17 @@ def _frozen(arr: np.ndarray) -> np.ndarray:
 _BINARY_MSG = "must be 0, 1, True, False or NaN (not run)"
 
 
+def _real_or_bool(dtype: Any) -> bool:
+    """Whether a column's values convert to float without losing anything (not complex)."""
+    return pd.api.types.is_bool_dtype(dtype) or (
+        pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype)
+    )
+
+
 def _binary_column(col: pd.Series) -> tuple[np.ndarray, int | None]:
     """Return a column as float (0, 1 or NaN) and the position of a bad value."""
     dtype = col.dtype
-    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_numeric_dtype(dtype):
+    if _real_or_bool(dtype):
         values = np.asarray(col.to_numpy(dtype=np.float64, na_value=np.nan))
     else:
         inferred = pd.api.types.infer_dtype(col, skipna=True)
@@ -283,10 +301,7 @@ def _binary_column(col: pd.Series) -> tuple[np.ndarray, int | None]:
 
 def _binary_frame(frame: pd.DataFrame) -> tuple[np.ndarray, tuple[int, int] | None]:
     """Return a frame as a float matrix of 0/1/NaN and the (row, col) of a bad value."""
-    simple = all(
-        pd.api.types.is_bool_dtype(d) or pd.api.types.is_numeric_dtype(d)
-        for d in frame.dtypes
-    )
+    simple = all(_real_or_bool(d) for d in frame.dtypes)
     if simple:
         values = np.asarray(frame.to_numpy(dtype=np.float64, na_value=np.nan))
         values = values.reshape(frame.shape)
@@ -583,6 +598,7 @@ class Counts:
         1     1          0       2
         """
         if isinstance(matrix, pd.DataFrame):
+            _require_unique_columns(list(matrix.columns))
             frame = matrix
             labels = frame.index if tasks is None else tasks
             label_rows = True
@@ -639,6 +655,7 @@ class Counts:
         1    b          2       2
         """
         _require_frame(df)
+        _require_unique_columns(list(df.columns))
         _require_columns(df, {"task": task, "outcome": outcome})
         if len(df) == 0:
             raise ValueError("no rows: the table is empty.")
@@ -683,6 +700,7 @@ class Counts:
         Counts(n_tasks=2, n_observed=2, trials=5, mean_success=0.3)
         """
         _require_frame(df)
+        _require_unique_columns(list(df.columns))
         _require_columns(
             df, {"successes": successes, "trials": trials, "task": task}
         )
@@ -720,6 +738,19 @@ def as_counts(counts: Any) -> Counts:
 def _require_frame(df: Any) -> None:
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"expected a pandas DataFrame, got {type(df).__name__}.")
+
+
+def _require_unique_columns(columns: Sequence[Hashable], source: str = "the table") -> None:
+    """Raise if a column name repeats: which of them is meant would be a guess."""
+    seen: set = set()
+    for col in columns:
+        if col in seen:
+            n = sum(1 for c in columns if c == col)
+            raise ValueError(
+                f"column {_fmt(col)} appears {n} times in {source}; column names must be "
+                f"unique. Rename or drop the extra ones."
+            )
+        seen.add(col)
 
 
 def _require_columns(df: pd.DataFrame, named: dict[str, Any]) -> None:
@@ -870,7 +901,12 @@ def _long_counts(
 
 
 def _read_file(path: Path) -> tuple[pd.DataFrame, str]:
-    """Read a supported file; return the frame and the row-numbering style."""
+    """Read a supported file; return the frame and the row-numbering style.
+
+    Any failure to parse names the file. A CSV or TSV header with a repeated
+    column name is refused (pandas would rename the copy ``name.1``, which
+    detection would then silently ignore).
+    """
     if not path.exists():
         raise FileNotFoundError(f"no such file: '{path}'.")
     suffixes = [s.lower() for s in path.suffixes]
@@ -884,17 +920,31 @@ def _read_file(path: Path) -> tuple[pd.DataFrame, str]:
         )
     try:
         if ext in _LINE_READERS:
-            return pd.read_csv(path, sep=_LINE_READERS[ext]), "csv"
-        if ext in _JSONL:
-            return _read_json(path, lines=True), "lines"
-        if ext == ".json":
+            sep = _LINE_READERS[ext]
+            header = pd.read_csv(path, sep=sep, header=None, nrows=1, dtype=str)
+            frame, style = pd.read_csv(path, sep=sep), "csv"
+        elif ext in _JSONL:
+            frame, style = _read_json(path, lines=True), "lines"
+        elif ext == ".json":
             try:  # a JSON document (records, columns, ...) or else JSON Lines
-                return _read_json(path, lines=False), "file"
+                frame, style = _read_json(path, lines=False), "file"
             except ValueError:
-                return _read_json(path, lines=True), "lines"
-        return pd.read_parquet(path), "file"
+                frame, style = _read_json(path, lines=True), "lines"
+        else:
+            frame, style = pd.read_parquet(path), "file"
     except pd.errors.EmptyDataError:
         raise ValueError(f"no rows: '{path}' is empty.") from None
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"cannot read '{path}': it is not UTF-8 text ({err.reason} at byte "
+            f"{err.start}); save it as UTF-8."
+        ) from None
+    except (ValueError, OSError, EOFError, pd.errors.ParserError) as err:
+        detail = " ".join(str(err).split()) or type(err).__name__
+        raise ValueError(f"cannot read '{path}' as {ext[1:].upper()}: {detail}") from None
+    if ext in _LINE_READERS and len(header):
+        _require_unique_columns(list(header.iloc[0]), f"the header of '{path}'")
+    return frame, style
 
 
 def _read_json(path: Path, *, lines: bool) -> pd.DataFrame:
@@ -1024,6 +1074,7 @@ def read_counts(
             f"source must be a DataFrame or a path to a file, got {type(source).__name__}."
         )
     columns = list(df.columns)
+    _require_unique_columns(columns, f"'{path}'" if name else "the table")
     shown = [_py(c) for c in columns]
 
     if group_by is None:
@@ -1076,6 +1127,15 @@ def read_counts(
         )
         if y_col is not None and m_col is not None:
             layout = "counts"
+        elif layout == "auto" and y_col is not None and outcome is None \
+                and _find(free, OUTCOME_ALIASES) is None:
+            # successes without trials: neither counts nor 0/1 outcomes, whatever
+            # the values look like (one attempt per task is not what it says)
+            raise ValueError(
+                f"column {_fmt(y_col)} looks like success counts, but no trials column "
+                f"({', '.join(TRIALS_ALIASES)}) was found among columns {shown}; pass "
+                f"trials=<column>, or layout='matrix' if the columns are 0/1 outcomes."
+            )
         elif layout == "counts":
             missing = "successes" if y_col is None else "trials"
             aliases = SUCCESSES_ALIASES if y_col is None else TRIALS_ALIASES

@@ -13,80 +13,32 @@ tasks, nor with the horizon ``k``.
 
 from __future__ import annotations
 
-
 import numpy as np
-from scipy.special import gammaln
 
-from passmix._validation import check_k, check_metric
+from ._special import log_binom_ratio
+from ._validation import check_k, check_metric
+from .data import Counts, as_counts
 
 __all__ = ["combinatorial_estimate", "direct_estimate", "naive_estimate"]
 
 METHODS = ("naive", "combinatorial")
 
 
-# --------------------------------------------------------------------------
-# input validation
-# --------------------------------------------------------------------------
-def _counts_iv(counts) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``(successes, trials)`` as validated 1-d int64 copies.
-
-    Accepts an object with ``.successes`` and ``.trials`` attributes (such as
-    ``passmix.data.Counts``) or a tuple ``(successes, trials)`` of array-likes.
-    """
-    if hasattr(counts, "successes") and hasattr(counts, "trials"):
-        raw = (counts.successes, counts.trials)
-    elif isinstance(counts, tuple) and len(counts) == 2:
-        raw = counts
-    else:
-        raise TypeError(
-            "counts must have .successes and .trials attributes or be a tuple "
-            f"(successes, trials); got {type(counts).__name__}."
-        )
-    out = []
-    for name, x in zip(("successes", "trials"), raw):
-        a = np.atleast_1d(np.asarray(x))
-        if a.ndim != 1:
-            raise ValueError(f"{name} must be 1-d, got shape {a.shape}.")
-        if a.dtype.kind not in "iuf":
-            raise TypeError(f"{name} must be numeric, got dtype {a.dtype}.")
-        if a.dtype.kind == "f":
-            bad = ~np.isfinite(a) | (a != np.round(a))
-            if bad.any():
-                raise ValueError(f"{name} must be whole numbers, got {a[bad][0].item()!r}.")
-        if (a < 0).any():
-            raise ValueError(f"{name} must be non-negative, got {a[a < 0][0].item()!r}.")
-        out.append(a.astype(np.int64))
-    y, m = out
-    if y.size != m.size:
-        raise ValueError(
-            f"successes and trials must have equal lengths, got {y.size} and {m.size}."
-        )
-    if y.size == 0:
-        raise ValueError("counts are empty; give at least one task.")
-    over = np.flatnonzero(y > m)
-    if over.size:
-        i = over[0]
-        raise ValueError(
-            f"successes must not exceed trials, but task {i} has "
-            f"{y[i]} successes of {m[i]} trials."
-        )
-    return y, m
-
-
-def _distinct_pairs(y: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Group the observed tasks (``m_j > 0``) by distinct ``(y, m)`` pair.
+def _distinct_pairs(counts) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Validate `counts` and group its observed tasks (``m_j > 0``) by distinct ``(y, m)``.
 
     Returns the distinct successes and trials and the number of tasks with
     each pair, as column vectors of shape (G, 1) ready to broadcast against
     a row of horizons.
     """
-    seen = m > 0
-    if not seen.any():
-        raise ValueError(f"no task has any trial (all {m.size} tasks have m_j = 0).")
-    y, m = y[seen], m[seen]
-    key = y * (m.max() + 1) + m
-    _, first, count = np.unique(key, return_index=True, return_counts=True)
-    return y[first][:, None], m[first][:, None], count[:, None]
+    if not isinstance(counts, Counts) and hasattr(counts, "successes") \
+            and hasattr(counts, "trials"):
+        counts = (counts.successes, counts.trials)
+    counts = as_counts(counts)
+    if counts.n_observed == 0:
+        raise ValueError(f"no task has any trial (all {counts.n_tasks} tasks have m_j = 0).")
+    y, m, count = counts.pairs()
+    return y[:, None], m[:, None], count[:, None]
 
 
 def _average(per_pair: np.ndarray, count: np.ndarray, scalar: bool) -> float | np.ndarray:
@@ -177,81 +129,24 @@ def naive_estimate(counts, metric: str, k) -> float | np.ndarray:
     """
     metric = check_metric(metric)
     ks, scalar = check_k(k)
-    y, m, count = _distinct_pairs(*_counts_iv(counts))
+    y, m, count = _distinct_pairs(counts)
     return _average(_naive(y, m, metric, ks[None, :]), count, scalar)
 
 
 # --------------------------------------------------------------------------
 # combinatorial (unbiased)
 # --------------------------------------------------------------------------
-_HALF_LOG_2PI = 0.5 * np.log(2.0 * np.pi)
-_SHORT_PRODUCT = 32  # below this many factors, multiply the ratio out
-
-
-def _stirling_rest(x: np.ndarray) -> np.ndarray:
-    """``log Γ(x) - [(x - 1/2) log x - x + log(2π)/2]`` for ``x >= 1``."""
-    out = np.empty(x.shape)
-    big = x >= 30
-    xb = x[big]
-    z = 1.0 / (xb * xb)
-    out[big] = (1 / 12 - z * (1 / 360 - z * (1 / 1260 - z * (1 / 1680 - z / 1188)))) / xb
-    xs = x[~big]
-    out[~big] = gammaln(xs) - ((xs - 0.5) * np.log(xs) - xs + _HALF_LOG_2PI)
-    return out
-
-
-def _log_binom_ratio(a: np.ndarray, m: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """``log[C(a, k) / C(m, k)]`` for ``0 <= a <= m`` and ``1 <= k <= m``.
-
-    ``-inf`` where ``a < k`` (the ratio is 0). With ``d = m - a`` the ratio equals
-    ``prod_{i<s} (1 - t / (m - i))`` for ``(s, t) = (min(k, d), max(k, d))``;
-    it is multiplied out when ``s`` is small and otherwise evaluated with
-    Stirling's series arranged so that the large terms cancel analytically
-    (plain ``gammaln`` differences lose ~``1e-16 * m log m`` absolutely).
-    """
-    a, m, k = (v.astype(np.float64) for v in np.broadcast_arrays(a, m, k))
-    out = np.full(a.shape, -np.inf)
-    ok = a >= k
-    m, d_, k_ = m[ok], (m - a)[ok], k[ok]
-    s, t = np.minimum(d_, k_), np.maximum(d_, k_)
-    val = np.zeros(m.shape)
-    # Short products: log of prod_{i<s} (m - t - i) / (m - i), s < _SHORT_PRODUCT.
-    for i in range(_SHORT_PRODUCT):
-        on = s > i
-        if not on.any():
-            break
-        val[on] += np.log1p(-t[on] / (m[on] - i))
-    # Long products, through log Γ: with A = m - s + 1, B = A - t, M = m + 1,
-    # the ratio is Γ(A) Γ(M - t) / (Γ(B) Γ(M)).
-    long = s >= _SHORT_PRODUCT
-    if long.any():
-        mm, ss, tt = m[long], s[long], t[long]
-        big_a, big_m = mm - ss + 1, mm + 1
-        big_b = big_a - tt
-        val[long] = (
-            (big_b - 0.5) * np.log1p(ss / big_b)
-            - (big_a - 0.5) * np.log1p(ss / big_a)
-            + ss * np.log1p(-tt / big_m)
-            + _stirling_rest(big_m - tt)
-            - _stirling_rest(big_b)
-            - _stirling_rest(big_m)
-            + _stirling_rest(big_a)
-        )
-    out[ok] = val
-    return out
-
-
 def _combinatorial(y: np.ndarray, m: np.ndarray, metric: str, k: np.ndarray) -> np.ndarray:
     """Per-pair unbiased values, shape (G, K); requires ``k <= m`` everywhere."""
     if metric == "pass^k":
-        return np.exp(_log_binom_ratio(y, m, k))
+        return np.exp(log_binom_ratio(y, m, k))
     n = m - y  # failures
     if metric == "pass@k":
         # 1 - C(n, k) / C(m, k); expm1 keeps precision when the ratio is near 1.
-        return -np.expm1(_log_binom_ratio(n, m, k))
+        return -np.expm1(log_binom_ratio(n, m, k))
     # Hockey stick: sum_{r=1..k} C(n, r) / C(m, r) = n / (y + 1) * [1 - C(n-1, k) / C(m, k)],
     # so AUC@k = 1 - that sum / k, with no loop over r.
-    tail = -np.expm1(_log_binom_ratio(np.maximum(n - 1, 0), m, k))
+    tail = -np.expm1(log_binom_ratio(np.maximum(n - 1, 0), m, k))
     auc = 1.0 - n * tail / ((y + 1) * k)
     return np.where(y == 0, 0.0, auc)
 
@@ -334,7 +229,7 @@ def combinatorial_estimate(counts, metric: str, k) -> float | np.ndarray:
     """
     metric = check_metric(metric)
     ks, scalar = check_k(k)
-    y, m, count = _distinct_pairs(*_counts_iv(counts))
+    y, m, count = _distinct_pairs(counts)
     k_max = ks.max()
     short = m[:, 0] < k_max
     if short.any():

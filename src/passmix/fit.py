@@ -171,13 +171,13 @@ class MixtureFit:
         --------
         >>> import passmix
         >>> passmix.fit(passmix.Counts([0, 1, 0, 2], [10, 10, 10, 10]), seed=0).status()
-        'converged; binomial limit: every task has the same success rate (0.075)'
+        'converged; binomial limit: every task has the same success rate, 0.075'
         """
         text = "converged" if self.converged else "NOT converged"
         limit = self.binomial_limit
         means = self.alpha / (self.alpha + self.beta)
         if limit and self.n_components == 1:
-            text += f"; binomial limit: every task has the same success rate ({means[0]:.3g})"
+            text += f"; binomial limit: every task has the same success rate, {means[0]:.3g}"
         elif limit:
             parts = ", ".join(f"{c} (rate {means[c - 1]:.3g})" for c in limit)
             text += f"; binomial limit in component {parts}"

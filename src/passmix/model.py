@@ -262,8 +262,10 @@ def build_model(n_components: int, *, prior: str = "flat") -> pm.Model:
     if prior not in _PRIORS:
         raise ValueError(f"unknown prior {prior!r}; expected one of {', '.join(_PRIORS)}.")
     with pm.Model() as model:
-        y = pm.Data("y", np.zeros(1, dtype="int64"))
-        failures = pm.Data("failures", np.ones(1, dtype="int64"))
+        # counts as float64: pm.Data would store integers as int32, which wraps
+        # a trial count of 2^31 or more
+        y = pm.Data("y", np.zeros(1))
+        failures = pm.Data("failures", np.ones(1))
         weight = pm.Data("weight", np.ones(1))
         log_comb = pm.Data("log_comb", np.zeros(1))
         free = {}
@@ -306,8 +308,8 @@ def pair_data(y, m, weight) -> dict[str, np.ndarray]:
     y = np.asarray(y, dtype="int64")
     failures = np.asarray(m, dtype="int64") - y
     log_comb = gammaln(y + failures + 1.0) - gammaln(y + 1.0) - gammaln(failures + 1.0)
-    return {"y": y, "failures": failures, "weight": np.asarray(weight, dtype=float),
-            "log_comb": log_comb}
+    return {"y": y.astype(float), "failures": failures.astype(float),
+            "weight": np.asarray(weight, dtype=float), "log_comb": log_comb}
 
 
 @dataclass

@@ -43,7 +43,7 @@ from scipy.stats import chi2
 from ._validation import check_k, check_level, check_metric
 from .intervals import ConfidenceInterval
 from .metrics import TINY, _evaluate, _evaluate_logit
-from .model import coordinate_names, unpack, unpack_jacobian
+from .model import unpack, unpack_jacobian
 
 __all__ = ["ProfileResult", "extreme_on_region", "profile_interval", "repair_across_metrics",
            "widen_degenerate"]
@@ -144,37 +144,40 @@ def extreme_on_region(logp: Callable, value: Callable, start: np.ndarray, thresh
 
 
 class _SearchCoordinates:
-    """The coordinates the search runs in: the model's, except each log
-    concentration ``c`` becomes ``rho = 1 / (1 + e^c)`` (the intra-class correlation).
+    """The coordinates the search runs in.
 
-    The binomial limit ``c -> infinity`` is then the regular boundary
-    ``rho = 0``, where the likelihood and the metrics have finite, non-zero
-    slopes; in ``c`` both flatten out, and a search that starts on that
-    plateau (as it does when the estimate is at the limit) stays there.
+    Each model coordinate z that the estimate holds at its box bound is
+    replaced by ``x = expit(z)``; the others are kept. Every limit the model
+    has is an infinite end of some coordinate: the binomial limit (log
+    concentration -> infinity), a mean at 0 or 1 (all-failure or
+    all-success data), an empty component, two merging components. Toward
+    such a limit the likelihood and the metrics flatten out in z, and a
+    search that starts on the plateau (at an estimate on the bound) stays
+    there; in x the limit is the regular boundary 0 or 1, where the slopes
+    are finite and not zero. Interior coordinates stay in z, where the
+    likelihood region has a width of order one, which suits SLSQP.
     """
 
-    def __init__(self, n_components: int, box: np.ndarray):
-        self.kappa = np.array([name.startswith("log_concentration")
-                               for name in coordinate_names(n_components)])
-        self.box = box.copy()
-        # rho falls as c rises: the box's ends swap
-        self.box[self.kappa] = expit(-box[self.kappa][:, ::-1])
+    def __init__(self, box: np.ndarray, held: np.ndarray):
+        self.held = np.asarray(held, dtype=bool)
+        self.box = np.array(box, dtype=float)
+        self.box[self.held] = expit(self.box[self.held])
 
     def to_z(self, x):
         z = np.array(x, dtype=float)
-        rho = x[self.kappa]
-        z[self.kappa] = np.log1p(-rho) - np.log(rho)
+        h = x[self.held]
+        z[self.held] = np.log(h) - np.log1p(-h)
         return z
 
     def from_z(self, z):
         x = np.array(z, dtype=float)
-        x[self.kappa] = expit(-z[self.kappa])
+        x[self.held] = expit(z[self.held])
         return x
 
     def dz_dx(self, x):
         out = np.ones(len(x))
-        rho = x[self.kappa]
-        out[self.kappa] = -1.0 / (rho * (1.0 - rho))
+        h = x[self.held]
+        out[self.held] = 1.0 / (h * (1.0 - h))
         return out
 
 
@@ -262,21 +265,22 @@ def profile_interval(objective, params, loglik: float, covariance, box, n_compon
     weights, alpha, beta = unpack(z_hat, h)
     estimate = _evaluate(metric, weights, alpha, beta, k_arr)
 
-    search = _SearchCoordinates(h, box)
+    tol = 1e-6 * (1.0 + np.abs(box))
+    held = (z_hat <= box[:, 0] + tol[:, 0]) | (z_hat >= box[:, 1] - tol[:, 1])
+    search = _SearchCoordinates(box, held)
     x_hat = search.from_z(z_hat)
 
     def logp(x):
         value, grad = objective.logp_dlogp(search.to_z(x))
         return value, grad * search.dz_dx(x)
 
-    # the delta method's covariance, in the search coordinates; directions it
-    # holds fixed (a coordinate on a bound) get a unit variance instead
+    # the delta method's covariance, in the search coordinates; it says nothing
+    # about a coordinate held on its bound, which gets a unit variance instead
     jac = search.dz_dx(x_hat)
     cov_x = np.asarray(covariance, dtype=float) / np.outer(jac, jac)
-    pinned = np.diag(cov_x) <= 1e-12 * max(float(np.max(np.diag(cov_x))), 1e-300)
-    cov_x[pinned, :] = 0.0
-    cov_x[:, pinned] = 0.0
-    cov_x[pinned, pinned] = 1.0
+    cov_x[held, :] = 0.0
+    cov_x[:, held] = 0.0
+    cov_x[held, held] = 1.0
 
     order = np.argsort(k_arr, kind="stable")
     lower = np.empty(k_arr.size)
