@@ -143,13 +143,14 @@ def test_counts_csv_json_matches_library(lcb_file, lcb_frame):
     for model, sub in lcb_frame.groupby("model"):
         counts = passmix.Counts(sub["successes"].to_numpy(), sub["trials"].to_numpy())
         res = passmix.fit(counts, max_components=2, n_init=3, seed=0)
+        summary = res.summary(ks, 0.95)  # profile intervals, the CLI's default
         for metric in sorted(METRICS):
-            delta = res.delta(metric, ks, 0.95)
+            want = summary[summary["metric"] == metric]
             got = dict(metric=metric, model=model, ks=ks)
             np.testing.assert_allclose(values(rows, method="mixture", **got),
-                                       delta.estimate, rtol=1e-9, atol=1e-12)
+                                       want["estimate"], rtol=1e-9, atol=1e-12)
             np.testing.assert_allclose(values(rows, method="mixture", field="lower", **got),
-                                       delta.lower, rtol=1e-9, atol=1e-12)
+                                       want["lower"], rtol=1e-9, atol=1e-12)
             np.testing.assert_allclose(values(rows, method="naive", **got),
                                        passmix.naive_estimate(counts, metric, ks), rtol=1e-12)
             np.testing.assert_allclose(values(rows, method="combinatorial", **got),
@@ -170,13 +171,14 @@ def test_long_jsonl_json_matches_library(tau_json, tau_counts):
     assert all(set(r) == KEYS for r in rows)  # no group columns
     assert len(rows) == 3 * 3 * 4
     res = passmix.fit(tau_counts, max_components=2, n_init=3, seed=0)
+    summary = res.summary([1, 2, 4, 100])
     for metric in METRICS:
-        delta = res.delta(metric, [1, 2, 4, 100])
+        want = summary[summary["metric"] == metric]
         np.testing.assert_allclose(values(tau_json, metric, "mixture", [1, 2, 4, 100]),
-                                   delta.estimate, rtol=1e-9, atol=1e-12)
+                                   want["estimate"], rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(
             values(tau_json, metric, "mixture", [1, 2, 4, 100], field="upper"),
-            delta.upper, rtol=1e-9, atol=1e-12)
+            want["upper"], rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(values(tau_json, metric, "naive", [1, 2, 4, 100]),
                                    passmix.naive_estimate(tau_counts, metric, [1, 2, 4, 100]),
                                    rtol=1e-12)
@@ -258,6 +260,30 @@ def test_example_prints_all_models():
     for model in PYTHIA:
         assert f"model='{model}': J=128 tasks, m=10; mixture H=" in out
     assert out.count("pass@k  1000") == 7  # default example horizons include 1000
+
+
+def test_example_is_honest_at_the_edges():
+    # the bundled example: no "NOT converged", the binomial limit said in one
+    # line, no interval of zero width, Pass^k's upper end never above Pass@1's
+    result = run("--example")
+    assert "NOT converged" not in result.stdout + result.stderr
+    assert "binomial limit" in result.stdout and "box bound" not in result.stderr
+    rows = records(run("--example", "--format", "json"))
+    for model in PYTHIA:
+        mine = select(rows, model=model, method="mixture")
+        assert all(r["lower"] < r["upper"] for r in mine)
+        assert all(r["lower"] <= r["estimate"] <= r["upper"] for r in mine)
+        (p1,) = select(mine, metric="pass@k", k=1)
+        assert all(r["upper"] <= p1["upper"] for r in select(mine, metric="pass^k"))
+
+
+def test_interval_option():
+    profile = records(run("--example", "--k", "1000", "--format", "json"))
+    delta = records(run("--example", "--k", "1000", "--interval", "delta", "--format", "json"))
+    (p,) = select(profile, model="Pythia 160M", metric="pass@k")
+    (d,) = select(delta, model="Pythia 160M", metric="pass@k")
+    assert p["estimate"] == pytest.approx(d["estimate"], rel=1e-12)
+    assert p["lower"] < d["lower"]  # the delta method holds the concentration fixed
 
 
 def test_example_defaults():
@@ -390,6 +416,11 @@ def test_bad_k_is_usage_error(k):
     (["--example", "--level", "0"], "Invalid value for '--level'"),
     (["--example", "--method", "bogus"], "Invalid value for '--method'"),
     (["--example", "--n-init", "0"], "Invalid value for '--n-init'"),
+    (["--example", "--level", "nan"], "Invalid value for '--level'"),
+    (["--example", "--max-components", "11"], "Invalid value for '--max-components'"),
+    (["--example", "--max-components", str(10**12)], "Invalid value for '--max-components'"),
+    (["--example", "--n-init", "1001"], "Invalid value for '--n-init'"),
+    (["--example", "--interval", "bootstrap"], "Invalid value for '--interval'"),
     (["x.csv", "--example"], "either FILE or --example, not both"),
     ([], "give a FILE to read, or --example"),
 ])

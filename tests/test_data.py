@@ -677,3 +677,60 @@ class TestRealData:
         assert all(136 <= c.n_tasks <= 189 for c in out.values())
         with pytest.raises(ValueError, match="pass task=<instance column>"):
             read_counts(path)
+
+
+class TestFuzzedInputs:
+    """Inputs that were once read silently wrong or failed without naming the problem."""
+
+    def test_duplicate_columns_in_a_frame(self):
+        df = pd.DataFrame([["a", 1, 0], ["b", 0, 1]], columns=["task", "outcome", "outcome"])
+        for call in (lambda: Counts.from_long(df), lambda: read_counts(df),
+                     lambda: Counts.from_matrix(df.set_index("task"))):
+            with pytest.raises(ValueError, match="column 'outcome' appears 2 times"):
+                call()
+
+    def test_duplicate_columns_in_a_csv_header(self, tmp_path):
+        # pandas would rename the second 'outcome' to 'outcome.1' and detection ignore it
+        path = tmp_path / "dup.csv"
+        path.write_text("task,outcome,outcome\na,1,0\nb,0,1\n")
+        with pytest.raises(ValueError, match=r"'outcome' appears 2 times in the header of"):
+            read_counts(path)
+
+    def test_successes_without_trials_is_not_a_matrix(self, tmp_path):
+        path = tmp_path / "notrials.csv"
+        path.write_text("task,successes\na,1\nb,0\n")
+        with pytest.raises(ValueError, match="no trials column"):
+            read_counts(path)
+        # said explicitly, the same columns are a 0/1 matrix
+        assert read_counts(path, layout="matrix").trials.tolist() == [1, 1]
+
+    def test_outcome_named_like_counts_still_reads_as_long(self):
+        df = pd.DataFrame({"task": ["a", "a", "b"], "correct": [1, 0, 1]})
+        assert read_counts(df).successes.tolist() == [1, 1]
+
+    @pytest.mark.parametrize("tasks", [[np.nan, np.nan], ["a", np.nan], [None, "b"],
+                                       pd.Index([1.0, np.nan])])
+    def test_missing_task_labels(self, tasks):
+        with pytest.raises(ValueError, match="task labels must not be missing"):
+            Counts([1, 2], [3, 3], tasks=tasks)
+
+    def test_uint64_beyond_int64(self):
+        big = np.array([2**63 + 5], dtype=np.uint64)
+        with pytest.raises(ValueError, match="too large for int64"):
+            Counts(big, big)
+
+    def test_complex_matrix(self):
+        with pytest.raises(ValueError, match=r"\(1\+1j\).*must be 0, 1"):
+            Counts.from_matrix(np.array([[1 + 1j, 0]]))
+
+    @pytest.mark.parametrize("name,content,match", [
+        ("bad.jsonl", b'{"task": "a", "outcome": 1}\n{"task": \n', "cannot read .*bad.jsonl"),
+        ("latin.csv", "task,outcome\ncaf\u00e9,1\nb,0\n".encode("latin-1"),
+         "latin.csv.*not UTF-8"),
+        ("bad.csv.gz", b"not gzip at all", "cannot read .*bad.csv.gz"),
+    ])
+    def test_unreadable_files_are_named(self, tmp_path, name, content, match):
+        path = tmp_path / name
+        path.write_bytes(content)
+        with pytest.raises(ValueError, match=match):
+            read_counts(path)

@@ -187,11 +187,16 @@ class TestDegenerateAndBadInput:
             res = passmix.fit(counts, seed=0, max_components=2)
         assert res.pass_at_k(10) < 1e-6 and np.isfinite(res.auc_at_k(1000))
 
-    def test_one_task(self):
+    @pytest.mark.parametrize("y,m", [([3], [7]), ([0], [5]), ([4], [4]), ([1, 0], [9, 0])])
+    def test_one_task(self, y, m):
+        # with one observed task the BIC penalty is 0 and every H fits it equally
+        # well: only H = 1 is fitted, whatever the last bits of the likelihood
         with pytest.warns(DegenerateDataWarning, match="only one task"):
-            res = passmix.fit(passmix.Counts([3], [7]), seed=0)
-        assert res.n_components == 1
-        assert res.pass_at_k(1) == pytest.approx(3 / 7, abs=1e-3)
+            res = passmix.fit(passmix.Counts(y, m), seed=0)
+        assert res.n_components == 1 and list(res.bic_table["n_components"]) == [1]
+        assert res.pass_at_k(1) == pytest.approx(y[0] / m[0], abs=1e-3)
+        lo, hi = res.interval("pass@k", 1)
+        assert lo <= res.pass_at_k(1) <= hi and lo < hi
 
     def test_single_trial_warns(self):
         rng = np.random.default_rng(0)
@@ -232,9 +237,21 @@ class TestDegenerateAndBadInput:
     @pytest.mark.parametrize("kwargs,match", [
         ({"n_components": 0}, "n_components"), ({"max_components": 0}, "max_components"),
         ({"n_init": 0}, "n_init"), ({"n_components": 1.5}, "n_components"),
+        ({"max_components": 10**12}, "max_components must be <= 10"),
+        ({"n_components": 10**12}, "n_components must be <= 10"),
+        ({"n_init": 10**12}, "n_init must be <= 1000"), ({"seed": -1}, "seed"),
     ])
     def test_bad_options(self, kwargs, match):
         with pytest.raises(ValueError, match=match):
+            passmix.fit(passmix.Counts([1, 2], [3, 3]), **kwargs)
+
+    @pytest.mark.parametrize("kwargs,match", [
+        ({"max_components": None}, "max_components"), ({"n_init": "3"}, "n_init"),
+        ({"seed": "abc"}, "seed"), ({"seed": 1.5}, "seed"), ({"max_components": True},
+                                                               "max_components"),
+    ])
+    def test_bad_option_types(self, kwargs, match):
+        with pytest.raises(TypeError, match=match):
             passmix.fit(passmix.Counts([1, 2], [3, 3]), **kwargs)
 
     def test_bad_counts(self):
@@ -258,3 +275,66 @@ class TestDegenerateAndBadInput:
             warnings.simplefilter("error", DegenerateDataWarning)
             warnings.simplefilter("error", FitWarning)
             passmix.fit(bimodal_counts, seed=0, max_components=2)
+
+
+class TestBICTies:
+    def test_ties_go_to_the_smaller_h(self):
+        from passmix.fit import select_by_bic
+
+        table = pd.DataFrame({"n_components": [1, 2, 3], "bic": [100.0, 100.0 - 1e-9, 120.0]})
+        assert select_by_bic(table) == 1
+        table = pd.DataFrame({"n_components": [1, 2, 3], "bic": [100.0, 99.0, 99.0 + 1e-10]})
+        assert select_by_bic(table) == 2
+
+
+class TestBinomialLimit:
+    def test_status_and_convergence_at_the_limit(self):
+        # binomial counts: the likelihood rises all the way to concentration -> infinity
+        rng = np.random.default_rng(4)
+        counts = passmix.Counts(rng.binomial(10, 0.05, 128), np.full(128, 10))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FitWarning)
+            res = passmix.fit(counts, seed=0)
+        assert res.n_components == 1 and res.binomial_limit == (1,) and res.converged
+        assert res.status().startswith("converged; binomial limit: every task has the same")
+        assert "NOT converged" not in repr(res)
+        # the common rate is the pooled success rate
+        assert res.pass_at_k(1) == pytest.approx(counts.successes.sum() / 1280, rel=1e-4)
+
+    def test_example_data_converge(self):
+        from passmix.examples import example_path
+
+        groups = passmix.read_counts(example_path("math_m10"), group_by="model")
+        for key in [("Pythia 160M",), ("Pythia 70M",)]:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", FitWarning)
+                res = passmix.fit(groups[key], seed=0)
+            assert res.converged and res.binomial_limit == (1,), key
+
+    def test_interior_fit_is_not_at_the_limit(self, bimodal_fit):
+        assert bimodal_fit.binomial_limit == () and bimodal_fit.status() == "converged"
+
+
+class TestFuzzedReproducers:
+    def test_tiny_beta_gives_finite_metrics_and_intervals(self):
+        # H = 2 with a component at mean 1 (beta ~ 1e-64): Pass^k was NaN past k = 64
+        y = np.array([20] * 25 + [0, 0, 1, 1, 1, 2, 2, 2, 4, 4, 4, 6, 9])
+        res = passmix.fit((y, np.full(38, 20)), seed=0)
+        assert np.all(np.isfinite(res.pass_hat_k([64, 65, 100])))
+        table = res.summary(k=[1, 64, 65, 100])
+        assert np.all(np.isfinite(table[["estimate", "se", "lower", "upper"]].to_numpy()))
+
+    def test_interval_brackets_estimate(self):
+        res = passmix.fit(([2, 1, 1], [2, 2, 2]), seed=0)
+        for method in ("profile", "delta"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FitWarning)
+                lo, hi = res.interval("pass^k", 1000, method=method)
+            est = res.pass_hat_k(1000)
+            assert lo <= est <= hi and lo < hi, (method, lo, est, hi)
+
+    def test_huge_trial_counts(self):
+        # m >= 2^31 used to wrap in PyMC's int32 data
+        res = passmix.fit(passmix.Counts([0, 5], [2**32, 10]), seed=0)
+        assert res.pass_at_k(1) == pytest.approx(0.25, abs=1e-3)
+        assert res.loglik < 0

@@ -14,7 +14,8 @@ from passmix import FitWarning
 from passmix.examples import example_path
 from passmix.metrics import metric_value
 from passmix.model import PARAMETER_BOUNDS
-from passmix.profile import repair_across_metrics, widen_degenerate
+from passmix.intervals import widen_degenerate
+from passmix.profile import repair_across_metrics
 
 DROP = chi2.ppf(0.95, 1) / 2
 

@@ -21,10 +21,11 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from ._validation import check_k, check_level, check_metric
-from .metrics import _evaluate
+from .metrics import TINY, _evaluate
 from .model import unpack, unpack_jacobian
 
-__all__ = ["ConfidenceInterval", "DeltaMethodResult", "delta_method", "metric_gradient"]
+__all__ = ["ConfidenceInterval", "DeltaMethodResult", "delta_method", "metric_gradient",
+           "widen_degenerate"]
 
 _SCALES = ("logit", "identity")
 
@@ -166,6 +167,9 @@ def delta_method(params, covariance, n_components: int, metric: str, k,
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     estimate = np.clip(values, 0.0, 1.0)
     lower, upper = _interval_ends(estimate, se, norm.ppf(0.5 + level / 2.0), scale)
+    # rounding can put an end a ulp past the estimate, and a zero standard
+    # error (coordinates held on a bound) gives ends that coincide
+    lower, upper = widen_degenerate(np.minimum(lower, estimate), np.maximum(upper, estimate))
     return DeltaMethodResult(
         metric=check_metric(metric), k=check_k(k)[0], estimate=estimate, standard_error=se,
         lower=lower, upper=upper, level=level, covariance=cov,
@@ -184,4 +188,19 @@ def _interval_ends(estimate, se, z, scale):
         half = z * se[inner] / (est * (1.0 - est))
         lower[inner] = expit(centre - half)
         upper[inner] = expit(centre + half)
+    return lower, upper
+
+
+def widen_degenerate(lower, upper) -> tuple[np.ndarray, np.ndarray]:
+    """Subnormal ends to 0 (an upper end to the smallest normal double) and no zero width.
+
+    An interval whose ends coincide in floating point holds values that
+    differ below double precision; moving one end by the spacing of doubles
+    keeps it a true statement without claiming an exact value.
+    """
+    lower = np.where(lower < TINY, 0.0, np.clip(lower, 0.0, 1.0))
+    upper = np.where(upper < TINY, TINY, np.clip(upper, 0.0, 1.0))
+    flat = lower >= upper
+    lower = np.where(flat & (upper >= 1.0), np.nextafter(1.0, 0.0), lower)
+    upper = np.where(flat & (upper < 1.0), np.nextafter(upper, 1.0), upper)
     return lower, upper

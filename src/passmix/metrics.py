@@ -81,14 +81,20 @@ def _fail_moment_sum(alpha, beta, k):
     Where ``L > 1`` (alpha well below 1) the two terms of the first form no
     longer cancel and it is used as written.
     """
-    d = alpha - 1.0
-    per_d = log_rising_ratio_per_d(beta + 1.0, d, k)
-    log_ratio = d * per_d
-    small = log_ratio <= 1.0
-    out = -beta * per_d * expm1_ratio(np.where(small, log_ratio, 0.0))
+    alpha, beta, k = np.broadcast_arrays(alpha, beta, k)
+    log_t = log_rising_ratio(beta, alpha, k)  # log T_k
+    # L as a sum of two logs cancels, but it is good enough to choose the form
+    # (and it is finite where beta + 1 and alpha - 1 would lose alpha + beta)
+    rough = np.log(beta + k) - np.log(beta) + log_t
+    small = rough <= 1.0
+    out = np.empty(alpha.shape)
+    if small.any():
+        a, b, kk = alpha[small], beta[small], k[small]
+        per_d = log_rising_ratio_per_d(b + 1.0, a - 1.0, kk)
+        out[small] = -b * per_d * expm1_ratio((a - 1.0) * per_d)
     if not small.all():
-        a, b, kk = (np.broadcast_to(v, out.shape)[~small] for v in (alpha, beta, k))
-        out[~small] = (np.exp(np.log(b + kk) + log_rising_ratio(b, a, kk)) - b) / (1.0 - a)
+        a, b, kk, lt = alpha[~small], beta[~small], k[~small], log_t[~small]
+        out[~small] = (np.exp(np.log(b + kk) + lt) - b) / (1.0 - a)
     return out
 
 

@@ -41,12 +41,11 @@ from scipy.special import expit
 from scipy.stats import chi2
 
 from ._validation import check_k, check_level, check_metric
-from .intervals import ConfidenceInterval
-from .metrics import TINY, _evaluate, _evaluate_logit
+from .intervals import ConfidenceInterval, widen_degenerate
+from .metrics import _evaluate, _evaluate_logit
 from .model import unpack, unpack_jacobian
 
-__all__ = ["ProfileResult", "extreme_on_region", "profile_interval", "repair_across_metrics",
-           "widen_degenerate"]
+__all__ = ["ProfileResult", "extreme_on_region", "profile_interval", "repair_across_metrics"]
 
 #: the metrics whose value grows with k (the others' falls)
 INCREASING = {"pass@k": True, "auc@k": True, "pass^k": False}
@@ -412,18 +411,3 @@ def repair_across_metrics(ends: dict[str, tuple]) -> dict[str, tuple[np.ndarray,
         hi = np.array([upper[(metric, i)] for i in range(len(k))])
         out[metric] = widen_degenerate(lo, hi)
     return out
-
-
-def widen_degenerate(lower, upper) -> tuple[np.ndarray, np.ndarray]:
-    """Subnormal ends to 0 (an upper end to the smallest normal double) and no zero width.
-
-    An interval whose ends coincide in floating point holds values that
-    differ below double precision; moving one end by the spacing of doubles
-    keeps it a true statement without claiming an exact value.
-    """
-    lower = np.where(lower < TINY, 0.0, np.clip(lower, 0.0, 1.0))
-    upper = np.where(upper < TINY, TINY, np.clip(upper, 0.0, 1.0))
-    flat = lower >= upper
-    lower = np.where(flat & (upper >= 1.0), np.nextafter(1.0, 0.0), lower)
-    upper = np.where(flat & (upper < 1.0), np.nextafter(upper, 1.0), upper)
-    return lower, upper

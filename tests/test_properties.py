@@ -1,0 +1,117 @@
+"""Properties that must hold for any input, checked with hypothesis.
+
+Mixtures with shapes from 1e-300 to 1e300 and horizons up to 10^18; data
+sets of any size and success pattern. The examples are derandomised (the
+same on every machine and run), so a failure here reproduces anywhere.
+"""
+
+import warnings
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import passmix
+from passmix.metrics import metric_value
+
+settings.register_profile("passmix", derandomize=True, database=None, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("passmix")
+
+TINY = np.finfo(float).tiny
+
+
+def close_or_below(a, b, rtol=1e-9, atol=1e-12):
+    """a <= b up to rounding."""
+    return np.all(np.asarray(a) <= np.asarray(b) + atol + rtol * np.abs(b))
+
+
+@st.composite
+def mixtures(draw):
+    h = draw(st.integers(1, 4))
+    log_shapes = st.floats(-300.0, 300.0, allow_nan=False)
+    alpha = 10.0 ** np.array(draw(st.lists(log_shapes, min_size=h, max_size=h)))
+    beta = 10.0 ** np.array(draw(st.lists(log_shapes, min_size=h, max_size=h)))
+    raw = np.array(draw(st.lists(st.floats(1e-6, 1.0), min_size=h, max_size=h)))
+    return raw / raw.sum(), alpha, beta
+
+
+horizons = st.lists(st.integers(2, 10**18), min_size=1, max_size=6).map(
+    lambda ks: np.array(sorted({1, *ks}), dtype=np.int64))
+
+
+class TestMetricFunctions:
+    @given(mixtures(), horizons)
+    @settings(max_examples=300)
+    def test_range_orderings_and_monotone(self, mixture, k):
+        w, a, b = mixture
+        copies = [x.copy() for x in (w, a, b, k)]
+        values = {m: metric_value(m, w, a, b, k) for m in ("pass@k", "pass^k", "auc@k")}
+        for x, c in zip((w, a, b, k), copies):
+            assert np.array_equal(x, c)  # no input mutated
+        for v in values.values():
+            assert np.all(np.isfinite(v)) and np.all((v >= 0) & (v <= 1))
+            assert np.all((v == 0) | (v >= TINY))  # no subnormals
+        pass_at, pass_hat, auc = values["pass@k"], values["pass^k"], values["auc@k"]
+        mean = pass_at[0]
+        # the three metrics agree at k = 1 (the mean)
+        assert abs(pass_hat[0] - mean) <= 1e-12 + 1e-9 * mean
+        assert abs(auc[0] - mean) <= 1e-12 + 1e-9 * mean
+        # monotone in k
+        assert close_or_below(pass_at[:-1], pass_at[1:])
+        assert close_or_below(auc[:-1], auc[1:])
+        assert close_or_below(pass_hat[1:], pass_hat[:-1])
+        # Pass^k <= Pass@1 <= AUC@k <= Pass@k
+        assert close_or_below(pass_hat, mean)
+        assert close_or_below(mean, auc)
+        assert close_or_below(auc, pass_at)
+
+
+@st.composite
+def data_sets(draw):
+    j = draw(st.integers(1, 40))
+    m = np.array(draw(st.lists(st.integers(0, 15), min_size=j, max_size=j)))
+    if not np.any(m > 0):
+        m[0] = draw(st.integers(1, 15))
+    fractions = draw(st.lists(st.sampled_from([0.0, 0.0, 0.1, 0.3, 0.5, 1.0]),
+                              min_size=j, max_size=j))
+    y = np.floor(np.array(fractions) * m).astype(int)
+    return y, m
+
+
+class TestFitsAndIntervals:
+    @given(data_sets(), st.lists(st.integers(2, 10**18), min_size=1, max_size=3),
+           st.integers(1, 3))
+    @settings(max_examples=20)
+    def test_intervals(self, data, ks, max_h):
+        y, m = data
+        y0, m0 = y.copy(), m.copy()
+        k = np.array(sorted({1, *ks}), dtype=np.int64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = passmix.fit((y, m), seed=3, max_components=max_h)
+            table = fit.summary(k)
+            delta = fit.summary(k, method="delta")
+            again = passmix.fit((y, m), seed=3, max_components=max_h).summary(k)
+        assert np.array_equal(y, y0) and np.array_equal(m, m0)
+        # deterministic under the seed
+        np.testing.assert_allclose(again[["estimate", "lower", "upper"]].to_numpy(),
+                                   table[["estimate", "lower", "upper"]].to_numpy(),
+                                   rtol=1e-12, atol=0)
+        for t in (table, delta):
+            values = t[["estimate", "lower", "upper"]].to_numpy()
+            assert np.all(np.isfinite(values)) and np.all((values >= 0) & (values <= 1))
+            assert np.all((values == 0) | (values >= TINY))
+            assert np.all(t["lower"] <= t["estimate"]) and np.all(t["estimate"] <= t["upper"])
+        # the profile interval: no zero width, monotone in k, and the orderings
+        assert np.all(table["lower"] < table["upper"])
+        at = {metric: part for metric, part in table.groupby("metric")}
+        for metric, rising in (("pass@k", True), ("auc@k", True), ("pass^k", False)):
+            for col in ("estimate", "lower", "upper"):
+                v = at[metric][col].to_numpy()
+                lo_side, hi_side = (v[:-1], v[1:]) if rising else (v[1:], v[:-1])
+                assert close_or_below(lo_side, hi_side), (metric, col, v)
+        mean_upper = at["pass@k"]["upper"].iloc[0]
+        assert np.all(at["pass^k"]["upper"] <= mean_upper)
+        assert np.all(at["auc@k"]["upper"].to_numpy() <= at["pass@k"]["upper"].to_numpy())
+        assert np.all(at["pass^k"]["lower"] <= at["pass@k"]["lower"].iloc[0])
