@@ -122,24 +122,32 @@ class TestPlotHorizon:
 
     @pytest.mark.parametrize("level", [0.95, 0.8])
     @pytest.mark.parametrize("metric", METRICS)
-    def test_curve_and_band_match_fit(self, hump_fit, metric, level):
+    @pytest.mark.parametrize("interval", ["profile", "delta"])
+    def test_curve_and_band_match_fit(self, hump_fit, metric, level, interval):
         k = np.array([1, 2, 5, 10, 30, 100, 500, 2000])
-        ax = plot_horizon(hump_fit, metric, k, level=level)
+        ax = plot_horizon(hump_fit, metric, k, level=level, interval=interval)
         line = line_labelled(ax, "Beta mixture")
         assert_array_equal(line.get_xdata(), k)
         assert_allclose(line.get_ydata(), hump_fit.metric(metric, k), rtol=1e-12)
-        res = hump_fit.delta(metric, k, level)
+        res = (hump_fit.profile(metric, k, level) if interval == "profile"
+               else hump_fit.delta(metric, k, level))
         lo, hi = band_at(band_of(ax), k)
         assert_allclose(lo, res.lower, rtol=1e-12, atol=1e-15)
         assert_allclose(hi, res.upper, rtol=1e-12, atol=1e-15)
         assert ax.get_ylabel() == {"pass@k": "Pass@k", "pass^k": "Pass^k",
                                    "auc@k": "AUC@k"}[metric]
-        assert f"{100 * level:g}% delta-method interval" in legend_texts(ax)
+        name = {"profile": "profile-likelihood", "delta": "delta-method"}[interval]
+        assert f"{100 * level:g}% {name} interval" in legend_texts(ax)
+
+    def test_unknown_interval(self, hump_fit):
+        with pytest.raises(ValueError, match="unknown interval"):
+            plot_horizon(hump_fit, "pass@k", [1, 10], interval="bootstrap")
 
     @pytest.mark.parametrize("scale", ["logit", "identity"])
     def test_band_scale_passed_on(self, hump_fit, scale):
         k = np.array([1, 10, 100])
-        lo, hi = band_at(band_of(plot_horizon(hump_fit, "pass@k", k, scale=scale)), k)
+        lo, hi = band_at(band_of(plot_horizon(hump_fit, "pass@k", k, interval="delta",
+                                              scale=scale)), k)
         res = hump_fit.delta("pass@k", k, 0.95, scale=scale)
         assert_allclose(lo, res.lower, rtol=1e-12, atol=1e-15)
         assert_allclose(hi, res.upper, rtol=1e-12, atol=1e-15)

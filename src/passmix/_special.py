@@ -93,10 +93,14 @@ def _tail_diff_per_d(a, d):
     Each power is differenced as ``a^-n expm1(-n log1p(d / a))``, so the result
     keeps its relative accuracy however small d is.
     """
-    a, d = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(d, dtype=float))
-    inv = (1.0 / a)[..., None]
-    slope = -_ODD * inv * _log1p_ratio(d / a)[..., None]  # -n log1p(d / a) / d
-    terms = _TAIL_C * inv**_ODD * expm1_ratio(d[..., None] * slope) * slope
+    inv = 1.0 / a
+    # a^-1, a^-3, a^-5, ... as a running product
+    steps = np.empty(inv.shape + (_ODD.size,))
+    steps[..., 0] = inv
+    steps[..., 1:] = (inv * inv)[..., None]
+    powers = np.cumprod(steps, axis=-1)
+    slope = (-_ODD) * (inv * _log1p_ratio(d * inv))[..., None]  # -n log1p(d / a) / d
+    terms = _TAIL_C * powers * expm1_ratio(d[..., None] * slope) * slope
     return terms.sum(axis=-1)
 
 
@@ -105,19 +109,24 @@ def _exact_sum(x, d, k, per_d):
     n = int(k.max()) if k.size else 0
     if n == 0:
         return np.zeros(x.shape)
-    i = np.arange(n, dtype=float)
-    xi = x[..., None] + i
-    dd = np.broadcast_to(d[..., None], xi.shape)
-    # log1p(d / xi) overflows its argument when d >> xi; there the log
-    # difference is large and exact enough
+    xi = x[..., None] + np.arange(n, dtype=float)
+    dd = d[..., None]
     near = np.abs(dd) <= xi
-    u = np.divide(dd, xi, out=np.zeros(xi.shape), where=near)
-    far = np.log(np.where(near, 1.0, xi + dd)) - np.log(np.where(near, 1.0, xi))
-    if per_d:
-        term = np.where(near, _log1p_ratio(u) / xi, far / np.where(near, 1.0, dd))
+    if near.all():
+        u = dd / xi
+        term = _log1p_ratio(u) / xi if per_d else np.log1p(u)
     else:
-        term = np.where(near, np.log1p(u), far)
-    return -np.sum(np.where(i < k[..., None], term, 0.0), axis=-1)
+        # log1p(d / xi) overflows its argument when d >> xi; there the log
+        # difference is large and exact enough
+        u = np.divide(dd, xi, out=np.zeros(xi.shape), where=near)
+        far = np.log(np.where(near, 1.0, xi + dd)) - np.log(np.where(near, 1.0, xi))
+        if per_d:
+            term = np.where(near, _log1p_ratio(u) / xi, far / np.where(near, 1.0, dd))
+        else:
+            term = np.where(near, np.log1p(u), far)
+    if np.all(k == n):
+        return -term.sum(axis=-1)
+    return -np.sum(np.where(np.arange(n) < k[..., None], term, 0.0), axis=-1)
 
 
 def _stirling_part(x, d, k, per_d):
@@ -132,30 +141,38 @@ def _stirling_part(x, d, k, per_d):
     xk = x + k
     q = (d / t) * (k / xk)
     direct = np.abs(q) <= 0.5
-    safe_q = np.where(direct, q, 0.0)
-    safe_d = np.where(direct, 1.0, d)
-    # -(x - 1/2) log1p(-q) / d; where |q| > 1/2, d is not small and
-    # log1p(-q) = log1p(d/(x+k)) - log1p(d/x) has no cancellation
-    middle = np.where(direct, ((x - 0.5) / xk) * (k / t) * _log1p_ratio(-safe_q),
-                      -(x - 0.5) * (np.log1p(d / xk) - np.log1p(d / x)) / safe_d)
-    per = (-np.log1p(k / t) + middle - (k / xk) * _log1p_ratio(d / xk)
-           + _tail_diff_per_d(x, d) - _tail_diff_per_d(xk, d))
+    if direct.all():
+        middle = ((x - 0.5) / xk) * (k / t) * _log1p_ratio(-q)
+    else:
+        # -(x - 1/2) log1p(-q) / d; where |q| > 1/2, d is not small and
+        # log1p(-q) = log1p(d/(x+k)) - log1p(d/x) has no cancellation
+        safe_q = np.where(direct, q, 0.0)
+        safe_d = np.where(direct, 1.0, d)
+        middle = np.where(direct, ((x - 0.5) / xk) * (k / t) * _log1p_ratio(-safe_q),
+                          -(x - 0.5) * (np.log1p(d / xk) - np.log1p(d / x)) / safe_d)
+    tails = _tail_diff_per_d(np.stack([x, xk]), np.stack([d, d]))
+    per = -np.log1p(k / t) + middle - (k / xk) * _log1p_ratio(d / xk) + tails[0] - tails[1]
     return per if per_d else d * per
+
+
+def _long_horizons(x, d, k, per_d):
+    # bring x and x + d up to Stirling's range by summing the first terms exactly
+    peel = np.ceil(np.clip(_STIRLING_MIN - np.minimum(x, x + d), 0.0, None))
+    head = _exact_sum(x, d, peel, per_d) if peel.any() else 0.0
+    return head + _stirling_part(x + peel, d, k - peel, per_d)
 
 
 def _log_rising(x, d, k, per_d):
     x, d, k = (np.array(v, dtype=float) for v in np.broadcast_arrays(x, d, k))
-    out = np.zeros(x.shape)
     short = k <= EXACT_K
-    if short.any():
-        out[short] = _exact_sum(x[short], d[short], k[short], per_d)
+    if short.all():
+        return _exact_sum(x, d, k, per_d)
+    if not short.any():
+        return _long_horizons(x, d, k, per_d)
+    out = np.empty(x.shape)
+    out[short] = _exact_sum(x[short], d[short], k[short], per_d)
     long = ~short
-    if long.any():
-        xs, ds, ks = x[long], d[long], k[long]
-        # bring x and x + d up to Stirling's range by summing the first terms exactly
-        peel = np.ceil(np.clip(_STIRLING_MIN - np.minimum(xs, xs + ds), 0.0, None))
-        head = _exact_sum(xs, ds, peel, per_d)
-        out[long] = head + _stirling_part(xs + peel, ds, ks - peel, per_d)
+    out[long] = _long_horizons(x[long], d[long], k[long], per_d)
     return out
 
 

@@ -684,6 +684,9 @@ def experiment() -> None:
                    "processes; needs passmix[dask].")
 @click.option("--level", type=LevelType(), default=0.95,
               help="Confidence level of the mixture intervals.")
+@click.option("--interval", "interval", type=click.Choice(INTERVAL_METHODS, case_sensitive=False),
+              default="profile",
+              help="Interval of the mixture: profile likelihood, or the (faster) delta method.")
 @click.option("--max-components", type=click.IntRange(1, MAX_COMPONENTS), default=4,
               help="Largest number of mixture components tried (BIC chooses).")
 @click.option("--n-init", type=click.IntRange(1, MAX_INIT), default=10,
@@ -705,7 +708,7 @@ def experiment() -> None:
 @click.pass_context
 def repeated(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...],
              m: tuple[int, ...] | None, k: tuple[int, ...] | None, seeds: int,
-             first_seed: int, jobs: int, scheduler: str | None, level: float,
+             first_seed: int, jobs: int, scheduler: str | None, level: float, interval: str,
              max_components: int, n_init: int, report_k: tuple[int, ...] | None,
              report_m: int | None, title: str | None, layout: str, task: str | None,
              successes: str | None, trials: str | None, outcome: str | None,
@@ -747,7 +750,8 @@ def repeated(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...
                 data, out, group_by=group_cols or None, layout=layout.lower(), task=task,
                 successes=successes, trials=trials, outcome=outcome, m=m, k=k,
                 seeds=list(range(first_seed, first_seed + seeds)), level=level,
-                max_components=max_components, n_init=n_init, jobs=jobs, client=client,
+                interval=interval.lower(), max_components=max_components, n_init=n_init,
+                jobs=jobs, client=client,
                 cache=not no_cache, report_k=report_k, report_m=report_m,
                 figures=not no_figures, title=title, command=_command_line(ctx),
                 progress=not quiet and _is_tty(sys.stderr),

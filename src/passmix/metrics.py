@@ -201,22 +201,19 @@ def _evaluate_logit(metric, weights, alpha, beta, k):
     kk = k.astype(float)[:, None]
     lg, l1g, *derivs = _component_log_terms(metric, alpha[None, :], beta[None, :], kk,
                                             grad=True)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", over="ignore"):
         log_w = np.log(weights)[None, :]
-    out = np.zeros(k.shape)
-    grads = []
-    for sign, logs, (da, db) in ((1.0, lg, derivs[:2]), (-1.0, l1g, derivs[2:])):
-        joint = log_w + logs
-        top = np.max(joint, axis=-1, keepdims=True)
-        top = np.where(np.isfinite(top), top, 0.0)
-        with np.errstate(divide="ignore"):
-            total = top[:, 0] + np.log(np.sum(np.exp(joint - top), axis=-1))
-        out += sign * total
-        # log M (or log(1 - M)) = log sum_h w_h g_h: each component's share of the sum
-        share = np.exp(joint - total[:, None])
-        with np.errstate(over="ignore"):
-            per_weight = np.exp(logs - total[:, None])
-        grads.append((per_weight, share * da, share * db))
+        out = np.zeros(k.shape)
+        grads = []
+        for sign, logs, (da, db) in ((1.0, lg, derivs[:2]), (-1.0, l1g, derivs[2:])):
+            joint = log_w + logs
+            top = np.max(joint, axis=-1, keepdims=True)
+            top = np.where(np.isfinite(top), top, 0.0)
+            total = top + np.log(np.sum(np.exp(joint - top), axis=-1, keepdims=True))
+            out += sign * total[:, 0]
+            # log M (or log(1 - M)) = log sum_h w_h g_h: each component's share of the sum
+            share = np.exp(joint - total)
+            grads.append((np.exp(logs - total), share * da, share * db))
     (w1, a1, b1), (w0, a0, b0) = grads
     return out, (w1 - w0, a1 - a0, b1 - b0)
 

@@ -166,16 +166,21 @@ def unpack(z, n_components: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return weights, alpha, beta
 
 
-def unpack_jacobian(z, n_components: int) -> np.ndarray:
+def unpack_jacobian(z, n_components: int, unpacked=None) -> np.ndarray:
     """Jacobian of :func:`unpack` at a single point `z`.
 
     Returns an array of shape ``(3H, 3H - 1)``: rows are the weights, then
-    alpha, then beta; columns the unconstrained coordinates.
+    alpha, then beta; columns the unconstrained coordinates. `unpacked` may
+    pass ``unpack(z, n_components)`` if the caller has it already.
     """
     h = n_components
     z = np.asarray(z, dtype=float)
-    w, alpha, beta = unpack(z, h)
-    _, _, gaps, _ = split_coordinates(z, h)
+    w, alpha, beta = unpack(z, h) if unpacked is None else unpacked
+    _, first, gaps, _ = split_coordinates(z, h)
+    if h == 1:  # the common case, without the loops
+        mu = expit(first)
+        return np.array([[0.0, 0.0], [alpha[0] * (1.0 - mu), alpha[0]],
+                         [-beta[0] * mu, beta[0]]])
     mu = expit(np.log(alpha) - np.log(beta))
     jac = np.zeros((3 * h, 3 * h - 1))
     # softmax over [0, logit_weights]: d w_i / d a_j = w_i (delta_{i, j+1} - w_{j+1})

@@ -79,6 +79,7 @@ def plot_horizon(
     k: Any = None,
     *,
     level: float = 0.95,
+    interval: str = "profile",
     scale: str | None = None,
     ax: Axes | None = None,
     reference: Any = None,
@@ -88,7 +89,7 @@ def plot_horizon(
     reference_label: str = "reference",
     observed_label: str = "observed",
 ) -> Axes:
-    """Plot a metric against the horizon k, with its delta-method band.
+    """Plot a metric against the horizon k, with its confidence band.
 
     Parameters
     ----------
@@ -100,7 +101,11 @@ def plot_horizon(
         Horizons. By default 60 distinct integers log-spaced from 1 to 1000.
         The horizons are sorted and duplicates dropped.
     level : float, default 0.95
-        Confidence level of the band (``fit.delta(metric, k, level)``).
+        Confidence level of the band.
+    interval : {"profile", "delta"}, default "profile"
+        The band: pointwise profile-likelihood intervals
+        (:meth:`MixtureFit.profile`, about 2 s for the default 60 horizons) or
+        delta-method intervals (:meth:`MixtureFit.delta`, instant).
     scale : {"logit", "identity"}, optional
         Scale of the delta-method interval, passed to :meth:`MixtureFit.delta`;
         by default its default (logit: the band stays inside (0, 1)).
@@ -131,12 +136,12 @@ def plot_horizon(
     margin. A dotted vertical line marks the largest number of trials
     observed per task (``fit.counts.trials.max()``) when it lies within the
     horizons plotted: to its right the curve is an extrapolation of the
-    fitted model. The band is the pointwise delta-method interval at each
-    horizon, exactly as :meth:`MixtureFit.delta` returns it.
+    fitted model. The band is the pointwise interval at each horizon, exactly
+    as :meth:`MixtureFit.profile` or :meth:`MixtureFit.delta` returns it.
 
     See Also
     --------
-    MixtureFit.delta : the estimates and intervals drawn.
+    MixtureFit.profile, MixtureFit.delta : the estimates and intervals drawn.
     plot_mixture_density : the fitted distribution behind the curve.
 
     Examples
@@ -162,15 +167,22 @@ def plot_horizon(
     ref = None if reference is None else _curve_iv(reference, "reference")
     obs = None if observed is None else _curve_iv(observed, "observed")
 
-    options = {} if scale is None else {"scale": scale}
-    res = fit.delta(metric, ks, level, **options)
+    if interval == "profile":
+        res = fit.profile(metric, ks, level)
+        band = "profile-likelihood"
+    elif interval == "delta":
+        options = {} if scale is None else {"scale": scale}
+        res = fit.delta(metric, ks, level, **options)
+        band = "delta-method"
+    else:
+        raise ValueError(f"unknown interval {interval!r}; expected 'profile' or 'delta'.")
     ax = _get_ax(ax)
     if label is None:
         label = f"Beta mixture (H = {fit.n_components})"
     (line,) = ax.plot(ks, res.estimate, color=color, lw=2.0, label=label, zorder=3)
     color = line.get_color()
     ax.fill_between(ks, res.lower, res.upper, color=color, alpha=0.25, linewidth=0,
-                    label=f"{100 * level:g}% delta-method interval", zorder=2)
+                    label=f"{100 * level:g}% {band} interval", zorder=2)
     if ref is not None:
         ax.plot(*ref, color="0.15", lw=1.2, marker="o", ms=3.0, label=reference_label, zorder=4)
     if obs is not None:

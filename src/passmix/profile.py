@@ -49,7 +49,7 @@ __all__ = ["ProfileResult", "extreme_on_region", "profile_interval", "repair_acr
 
 #: the metrics whose value grows with k (the others' falls)
 INCREASING = {"pass@k": True, "auc@k": True, "pass^k": False}
-_SLSQP = {"maxiter": 200, "ftol": 1e-12}
+_SLSQP = {"maxiter": 200, "ftol": 1e-9}
 # a constraint violation up to this (in log-likelihood units) is accepted
 _FEASIBLE = 1e-6
 
@@ -291,9 +291,9 @@ def profile_interval(objective, params, loglik: float, covariance, box, n_compon
 
         def value(x, kk=kk):
             z = search.to_z(x)
-            w, a, b = unpack(z, h)
-            u, (d_w, d_a, d_b) = _evaluate_logit(metric, w, a, b, kk)
-            grad = np.concatenate([d_w[0], d_a[0], d_b[0]]) @ unpack_jacobian(z, h)
+            mixture = unpack(z, h)
+            u, (d_w, d_a, d_b) = _evaluate_logit(metric, *mixture, kk)
+            grad = np.concatenate([d_w[0], d_a[0], d_b[0]]) @ unpack_jacobian(z, h, mixture)
             return float(u[0]), grad * search.dz_dx(x)
 
         grad_x = value(x_hat)[1]

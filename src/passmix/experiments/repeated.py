@@ -59,7 +59,7 @@ from ..data import (
     read_counts,
 )
 from ..estimators import combinatorial_estimate, naive_estimate
-from ..fit import fit
+from ..fit import INTERVAL_METHODS, fit
 
 __all__ = [
     "ERROR_COLUMNS",
@@ -91,7 +91,7 @@ FIT_COLUMNS = ("seed", "m", "n_components", "converged", "on_bound", "loglik", "
 
 _LADDER = (2, 3, 5, 10, 20, 50, 100, 200)
 _K_LADDER = (2, 5)  # times powers of ten: 2, 5, 10, 20, 50, 100, ...
-_PROTOCOL_VERSION = 1
+_PROTOCOL_VERSION = 2
 _NOISE = r"PyTensor could not link to a BLAS"
 
 GroupData = Counts | np.ndarray
@@ -195,6 +195,13 @@ def _positive_int(value: Any, name: str) -> int:
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {value}.")
     return int(value)
+
+
+def _interval_iv(interval: Any) -> str:
+    if not isinstance(interval, str) or interval.lower() not in INTERVAL_METHODS:
+        raise ValueError(f"unknown interval method {interval!r}; expected one of "
+                         f"{', '.join(INTERVAL_METHODS)}.")
+    return interval.lower()
 
 
 def _grid_iv(values: Any, name: str) -> tuple[int, ...]:
@@ -467,9 +474,11 @@ class RepeatedConfig:
     seeds : tuple of int
         Subsampling seeds.
     level : float
-        Confidence level of the mixture's delta-method intervals.
+        Confidence level of the mixture's intervals.
     max_components, n_init : int
         Passed to :func:`passmix.fit`.
+    interval : {"profile", "delta"}
+        Interval method of the mixture (:meth:`passmix.MixtureFit.interval`).
     """
 
     m: tuple[int, ...]
@@ -478,19 +487,20 @@ class RepeatedConfig:
     level: float = 0.95
     max_components: int = 4
     n_init: int = 10
+    interval: str = "profile"
 
     def cache_key(self) -> str:
         """Hash of the settings that change a (group, seed, m) result."""
         payload = {"protocol": _PROTOCOL_VERSION, "passmix": __version__, "k": list(self.k),
                    "level": self.level, "max_components": self.max_components,
-                   "n_init": self.n_init}
+                   "n_init": self.n_init, "interval": self.interval}
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python view (for ``config.json``)."""
         return {"m": list(self.m), "k": list(self.k), "seeds": list(self.seeds),
                 "level": self.level, "max_components": self.max_components,
-                "n_init": self.n_init}
+                "n_init": self.n_init, "interval": self.interval}
 
 
 @dataclass
@@ -544,6 +554,7 @@ class _Task:
     level: float
     max_components: int
     n_init: int
+    interval: str
 
 
 def _estimate_unit(sub: Counts, task: _Task, m: int) -> dict[str, Any]:
@@ -563,6 +574,7 @@ def _estimate_unit(sub: Counts, task: _Task, m: int) -> dict[str, Any]:
         except (ValueError, RuntimeError) as err:
             res = None
             info["error"] = f"{type(err).__name__}: {err}"
+        summary = None if res is None else res.summary(ks, task.level, method=task.interval)
         for metric in METRICS:
             naive = naive_estimate(sub, metric, ks)
             rows.extend([task.seed, m, int(k), metric, "naive", float(v), None, None]
@@ -575,9 +587,10 @@ def _estimate_unit(sub: Counts, task: _Task, m: int) -> dict[str, Any]:
                 rows.extend([task.seed, m, int(k), metric, "mixture", None, None, None]
                             for k in ks)
                 continue
-            delta = res.delta(metric, ks, task.level)
+            part = summary[summary["metric"] == metric]
             rows.extend([task.seed, m, int(k), metric, "mixture", float(e), float(lo), float(hi)]
-                        for k, e, lo, hi in zip(ks, delta.estimate, delta.lower, delta.upper))
+                        for k, e, lo, hi in zip(ks, part["estimate"], part["lower"],
+                                                part["upper"]))
     if res is not None:
         table = res.bic_table
         info.update({
@@ -728,6 +741,7 @@ def run_repeated(
     level: float = 0.95,
     max_components: int = 4,
     n_init: int = 10,
+    interval: str = "profile",
     jobs: int = 1,
     client: Any = None,
     cache_dir: str | os.PathLike | None = None,
@@ -756,6 +770,8 @@ def run_repeated(
         Confidence level of the mixture intervals.
     max_components, n_init : int
         Passed to :func:`passmix.fit`.
+    interval : {"profile", "delta"}, default "profile"
+        Interval method of the mixture (:meth:`passmix.MixtureFit.interval`).
     jobs : int, default 1
         Worker processes (joblib's loky backend); ``-1`` for all cores. With
         `client`, the number of concurrent tasks (``-1``: as many as the
@@ -802,7 +818,8 @@ def run_repeated(
             raise ValueError(f"every horizon exceeds {n_trials}, the fewest trials of a task.")
     config = RepeatedConfig(m=m_grid, k=k_grid, seeds=_seeds_iv(seeds), level=level,
                             max_components=_positive_int(max_components, "max_components"),
-                            n_init=_positive_int(n_init, "n_init"))
+                            n_init=_positive_int(n_init, "n_init"),
+                            interval=_interval_iv(interval))
     if not isinstance(jobs, numbers.Integral) or jobs == 0 or jobs < -1:
         raise ValueError(f"jobs must be >= 1 or -1, got {jobs!r}.")
 
@@ -823,7 +840,7 @@ def run_repeated(
                     units[(key, seed, budget)] = hit
             if missing:
                 tasks.append(_Task(key, gid, d, seed, tuple(missing), config.k, config.level,
-                                   config.max_components, config.n_init))
+                                   config.max_components, config.n_init, config.interval))
     n_cached = len(units)
     total = len(data) * len(config.seeds) * len(config.m)
     _execute(tasks, jobs, client, progress, n_cached, total, units, cache)
@@ -930,6 +947,7 @@ def repeated_experiment(
     level: float = 0.95,
     max_components: int = 4,
     n_init: int = 10,
+    interval: str = "profile",
     jobs: int = 1,
     client: Any = None,
     cache: bool = True,
@@ -953,7 +971,7 @@ def repeated_experiment(
         figures; the cache goes to ``out/cache/``.
     group_by, layout, task, successes, trials, outcome
         As for :func:`passmix.read_counts`.
-    m, k, seeds, level, max_components, n_init, jobs, client
+    m, k, seeds, level, max_components, n_init, interval, jobs, client
         As for :func:`run_repeated`.
     cache : bool, default True
         Keep and reuse per-(group, seed, m) results under ``out/cache/``.
@@ -980,8 +998,8 @@ def repeated_experiment(
                            successes=successes, trials=trials, outcome=outcome)
     cols = _group_cols(group_by)
     result = run_repeated(groups, group_cols=cols, m=m, k=k, seeds=seeds, level=level,
-                          max_components=max_components, n_init=n_init, jobs=jobs,
-                          client=client, cache_dir=out / "cache" if cache else None,
+                          max_components=max_components, n_init=n_init, interval=interval,
+                          jobs=jobs, client=client, cache_dir=out / "cache" if cache else None,
                           progress=progress)
     result.errors.to_csv(out / "errors.csv", index=False)
     result.fits.to_csv(out / "fits.csv", index=False)
