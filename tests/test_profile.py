@@ -117,28 +117,29 @@ def profile_loglik(target, metric, k, y, m, n, starts):
     return best
 
 
+@pytest.fixture(scope="module")
+def bimodal_h2():
+    rng = np.random.default_rng(12)
+    comp = rng.choice(2, 400, p=[0.6, 0.4])
+    theta = rng.beta(np.array([1.0, 6.0])[comp], np.array([8.0, 2.0])[comp])
+    counts = passmix.Counts(rng.binomial(10, theta), np.full(400, 10))
+    fit = passmix.fit(counts, n_components=2, seed=0)
+    pairs, n = np.unique(np.column_stack([counts.successes, counts.trials]), axis=0,
+                         return_counts=True)
+    y, m = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
+    mle = np.concatenate([np.log(fit.alpha), np.log(fit.beta),
+                          [np.log(fit.weights[1] / fit.weights[0])]])
+    assert scipy_loglik(mle, y, m, n) == pytest.approx(fit.loglik, abs=1e-6)
+    return fit, y, m, n, mle
+
+
 class TestAgainstProfileScan:
     """H = 2: the ends are where an independently computed profile likelihood,
     max {l : metric = m}, crosses l_hat - chi2(1).ppf(0.95) / 2."""
 
-    @pytest.fixture(scope="class")
-    def setup(self):
-        rng = np.random.default_rng(12)
-        comp = rng.choice(2, 400, p=[0.6, 0.4])
-        theta = rng.beta(np.array([1.0, 6.0])[comp], np.array([8.0, 2.0])[comp])
-        counts = passmix.Counts(rng.binomial(10, theta), np.full(400, 10))
-        fit = passmix.fit(counts, n_components=2, seed=0)
-        pairs, n = np.unique(np.column_stack([counts.successes, counts.trials]), axis=0,
-                             return_counts=True)
-        y, m = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
-        mle = np.concatenate([np.log(fit.alpha), np.log(fit.beta),
-                              [np.log(fit.weights[1] / fit.weights[0])]])
-        assert scipy_loglik(mle, y, m, n) == pytest.approx(fit.loglik, abs=1e-6)
-        return fit, y, m, n, mle
-
     @pytest.mark.parametrize("metric,k", [("pass@k", 100), ("pass^k", 20), ("auc@k", 100)])
-    def test_h2(self, setup, metric, k):
-        fit, y, m, n, mle = setup
+    def test_h2(self, bimodal_h2, metric, k):
+        fit, y, m, n, mle = bimodal_h2
         res = fit.profile(metric, k)
         threshold = fit.loglik - DROP
         rng = np.random.default_rng(0)
