@@ -158,11 +158,12 @@ class TestAgainstProfileScan:
             assert abs(0.5 * (a + b) - end) < 1e-3, (metric, k, end, a, b)
 
 
-class TestProperties:
-    @pytest.fixture(scope="class")
-    def fit(self, math_m10):
-        return passmix.fit(math_m10[("Pythia 2.8B",)], seed=0)
+@pytest.fixture(scope="module")
+def fit(math_m10):
+    return passmix.fit(math_m10[("Pythia 2.8B",)], seed=0)
 
+
+class TestProperties:
     def test_invariant_to_reparameterisation(self, fit):
         # logit(M), M and 1 - M have the same profile interval, mapped
         res = fit.profile("pass@k", [10, 100])
