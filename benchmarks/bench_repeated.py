@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-DEFAULT_DATA = ROOT.parent / "shared" / "data" / "llmonkeys_math_pythia_10k.csv"
+DEFAULT_DATA = ROOT / "src" / "passmix" / "example_data" / "math_pythia_10k.csv"
 
 
 def run(data: Path, out: Path, jobs: int) -> tuple[float, float, str]:

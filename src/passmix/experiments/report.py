@@ -64,6 +64,8 @@ TOLERANCES = (2, 3, 4, 5, 6, 7)
 #: Percentage points within which a reference outside an interval still counts
 #: as covered in ``coverage_slack``.
 COVERAGE_SLACK = 0.1
+_INTERVAL_NAMES = {"profile": "profile-likelihood",
+                   "delta": "delta-method (logit scale)"}
 _METRIC_ORDER = {m: i for i, m in enumerate(METRICS)}
 _METHOD_ORDER = {m: i for i, m in enumerate(METHODS)}
 
@@ -526,7 +528,7 @@ def write_report(result: RepeatedResult, out: str | os.PathLike, *,
         f"- budgets m: {', '.join(map(str, config.m))}; horizons k: "
         f"{', '.join(map(str, config.k))}; seeds: {', '.join(map(str, config.seeds))}",
         f"- mixture: BIC over H = 1..{config.max_components}, {config.n_init} starts per H; "
-        f"{100 * config.level:g}% delta-method intervals (default scale)",
+        f"{100 * config.level:g}% {_INTERVAL_NAMES[config.interval]} intervals",
         "",
         "Errors are absolute differences from the all-trials combinatorial reference, in "
         "percentage points, averaged over seeds within a group and then over groups. "
@@ -588,8 +590,9 @@ def write_report(result: RepeatedResult, out: str | os.PathLike, *,
     lines += [markdown_table(tables["trials_needed"], digits=1), ""]
 
     lines += ["## Interval coverage of the reference", "",
-              f"Share of mixture {100 * config.level:g}% intervals (delta method, default "
-              "scale) that contain the reference, over groups, seeds, m and k. "
+              f"Share of mixture {100 * config.level:g}% intervals "
+              f"({_INTERVAL_NAMES[config.interval]}) that contain the reference, over groups, "
+              "seeds, m and k. "
               f"`coverage_slack` also counts a reference within {COVERAGE_SLACK:g} points of "
               "the interval (where both are ~0, strict containment compares numbers like "
               "1e-40 and 1e-60).", ""]
