@@ -23,23 +23,17 @@ from click.testing import CliRunner
 import passmix
 import passmix.cli
 from passmix.cli import estimate_table, main
+from passmix.examples import example_path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-MATH = DATA / "llmonkeys_math_pythia_10k.csv"
-TAU = DATA / "taubench_gpt4o_airline_trials.csv"
-LCB = DATA / "livecodebench_2024-04-17_10samples.csv"
+MATH = example_path("math_10k")
+TAU = example_path("taubench_airline")
+LCB = example_path("livecodebench")
 
 KEYS = {"metric", "k", "estimate", "lower", "upper", "method", "n_components"}
 METRICS = {"pass@k", "pass^k", "auc@k"}
 PYTHIA = ["Pythia 70M", "Pythia 160M", "Pythia 410M", "Pythia 1B", "Pythia 2.8B",
           "Pythia 6.9B", "Pythia 12B"]
 FAST = ["--n-init", "3", "--max-components", "2"]  # fits as the tests below compare them
-
-
-def need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"data file {path.name} not available")
-    return path
 
 
 def invoke(*args: object, code: int = 0):
@@ -80,7 +74,7 @@ def values(rows: list[dict], metric: str, method: str, ks, field="estimate", **g
 
 @pytest.fixture(scope="module")
 def tau_frame() -> pd.DataFrame:
-    return pd.read_csv(need(TAU))
+    return pd.read_csv(TAU)
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +100,7 @@ def tau_files(tmp_path_factory, tau_frame) -> dict[str, Path]:
 
 @pytest.fixture(scope="module")
 def lcb_frame() -> pd.DataFrame:
-    df = pd.read_csv(need(LCB))
+    df = pd.read_csv(LCB)
     return df[df["model"].isin(["DSCoder-33b-Ins", "DSCoder-6.7b-Ins"])]
 
 
@@ -245,7 +239,7 @@ def test_output_file(tau_files, tmp_path):
 
 
 def test_group_by_model_llmonkeys():
-    rows = records(run(need(MATH), "--group-by", "model", "--k", "1,100", "--format", "json",
+    rows = records(run(MATH, "--group-by", "model", "--k", "1,100", "--format", "json",
                        "--n-init", "2", "--max-components", "2"))
     assert sorted({r["model"] for r in rows}) == sorted(PYTHIA)
     assert len(rows) == 7 * 3 * 2

@@ -13,18 +13,12 @@ import pytest
 
 import passmix.data
 from passmix.data import Counts, read_counts
+from passmix.examples import example_path
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-MATH = DATA / "llmonkeys_math_pythia_10k.csv"
-TAU = DATA / "taubench_gpt4o_airline_trials.csv"
-LCB = DATA / "livecodebench_2024-04-17_10samples.csv"
-MIZRAHI = DATA / "mizrahi_bbh_prompt_scores.csv"
-
-
-def need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"data file {path.name} not available")
-    return path
+MATH = example_path("math_10k")
+TAU = example_path("taubench_airline")
+LCB = example_path("livecodebench")
+MIZRAHI = example_path("mizrahi_bbh")
 
 
 def test_doctests():
@@ -631,7 +625,7 @@ class TestReadCountsGroups:
 
 class TestRealData:
     def test_math_groups(self):
-        path = need(MATH)
+        path = MATH
         raw = pd.read_csv(path)
         out = read_counts(path, group_by="model")
         assert len(out) == 7
@@ -643,15 +637,15 @@ class TestRealData:
 
     def test_math_needs_group_by(self):
         with pytest.raises(ValueError, match=r"appears 7 times.*group_by=\['model'\]"):
-            read_counts(need(MATH))
+            read_counts(MATH)
 
     def test_math_subsample(self):
-        c = read_counts(need(MATH), group_by=["model", "benchmark"])[("Pythia 12B", "MATH")]
+        c = read_counts(MATH, group_by=["model", "benchmark"])[("Pythia 12B", "MATH")]
         s = c.subsample(10, rng=0)
         assert (s.trials == 10).all() and (s.successes <= 10).all()
 
     def test_taubench_long(self):
-        path = need(TAU)
+        path = TAU
         raw = pd.read_csv(path)
         c = read_counts(path)
         assert c.n_tasks == 50 and (c.trials == 4).all()
@@ -659,7 +653,7 @@ class TestRealData:
         np.testing.assert_array_equal(c.successes, expected.loc[c.tasks].to_numpy())
 
     def test_livecodebench(self):
-        path = need(LCB)
+        path = LCB
         raw = pd.read_csv(path)
         out = read_counts(path, group_by="model")
         assert len(out) == raw["model"].nunique() == 43
@@ -671,7 +665,7 @@ class TestRealData:
         np.testing.assert_array_equal(c.tasks, sub["problem"].to_numpy())
 
     def test_mizrahi_prompts_as_instances(self):
-        path = need(MIZRAHI)
+        path = MIZRAHI
         out = read_counts(path, task="prompt", group_by=["task", "model"])
         assert len(out) == 165
         assert all(136 <= c.n_tasks <= 189 for c in out.values())

@@ -7,7 +7,6 @@ import math
 import warnings
 from fractions import Fraction
 from itertools import combinations
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
@@ -16,10 +15,10 @@ from numpy.testing import assert_allclose
 from scipy.special import comb
 
 from passmix.estimators import combinatorial_estimate, direct_estimate, naive_estimate
+from passmix.examples import example_path
 
 METRICS = ("pass@k", "pass^k", "auc@k")
 ESTIMATORS = (naive_estimate, combinatorial_estimate)
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 # --------------------------------------------------------------------------
@@ -402,9 +401,7 @@ class TestDirectEstimate:
 # --------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def monkeys():
-    path = DATA / "llmonkeys_math_pythia_10k.csv"
-    if not path.exists():
-        pytest.skip(f"real data not found at {path}")
+    path = example_path("math_10k")
     groups: dict[str, tuple[list[int], list[int]]] = {}
     with path.open(newline="") as fh:
         for row in csv.DictReader(fh):

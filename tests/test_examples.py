@@ -1,7 +1,5 @@
 """Bundled example data: present, well-formed, and faithful to its stated provenance."""
 
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -9,12 +7,11 @@ import pytest
 import passmix
 from passmix.examples import EXAMPLES, example_path, load_example
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data" / "llmonkeys_math_pythia_10k.csv"
-
 
 def test_every_example_loads():
     for name in EXAMPLES:
         assert example_path(name).is_file()
+    for name in ("math_m10", "math_10k"):
         assert len(load_example(name)) == 7 * 128
 
 
@@ -31,10 +28,26 @@ def test_subsample_is_a_draw_from_the_reference():
     assert abs(p_sub - p_ref) < 4 * np.sqrt(p_ref * (1 - p_ref) / (896 * 10))
 
 
-@pytest.mark.skipif(not SHARED.exists(), reason="shared data not present")
-def test_reference_equals_shared_data():
-    shared = pd.read_csv(SHARED)
-    pd.testing.assert_frame_equal(load_example("math_10k"), shared)
+@pytest.mark.parametrize("name,columns,rows,groups,options", [
+    ("taubench_airline", ["model", "domain", "task_id", "trial", "reward"], 200, 1, {}),
+    ("livecodebench", ["model", "problem", "difficulty", "platform", "trials", "successes"],
+     43 * 400, 43, {}),
+    ("mizrahi_bbh", ["task", "model", "prompt", "questions", "successes"], None, 165,
+     {"task": "prompt", "group_by": ["task", "model"]}),
+])
+def test_other_examples(name, columns, rows, groups, options):
+    df = load_example(name)
+    assert list(df.columns) == columns
+    if rows is not None:
+        assert len(df) == rows
+    read = passmix.read_counts(example_path(name), **{"group_by": columns[0], **options})
+    assert len(read) == groups and all(c.n_observed > 0 for c in read.values())
+
+
+def test_every_example_is_documented():
+    readme = (example_path("math_m10").parent / "README.md").read_text()
+    for name, (file, _) in EXAMPLES.items():
+        assert f"`{name}`" in readme and f"`{file}`" in readme
 
 
 def test_reads_as_counts_by_model():

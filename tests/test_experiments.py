@@ -22,6 +22,7 @@ import passmix
 import passmix.experiments.figures
 import passmix.experiments.repeated
 import passmix.experiments.report
+from passmix.examples import example_path
 from passmix.cli import main
 from passmix.experiments import (
     PAPER_K,
@@ -38,20 +39,13 @@ from passmix.experiments import report as rep
 matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-MATH = DATA / "llmonkeys_math_pythia_10k.csv"
-TAU = DATA / "taubench_gpt4o_airline_trials.csv"
-LCB = DATA / "livecodebench_2024-04-17_10samples.csv"
+MATH = example_path("math_10k")
+TAU = example_path("taubench_airline")
+LCB = example_path("livecodebench")
 METRICS = ("pass@k", "pass^k", "auc@k")
 COLUMNS = ["seed", "m", "k", "metric", "method", "estimate", "lower", "upper", "reference",
            "abs_error"]
 FAST = {"max_components": 2, "n_init": 2}
-
-
-def need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"data file {path.name} not available")
-    return path
 
 
 def matrices(seed: int = 0, n_tasks: int = 40, n_trials: int = 12) -> dict[tuple, np.ndarray]:
@@ -367,7 +361,7 @@ def invoke(*args):
 
 @pytest.fixture(scope="module")
 def math_run(tmp_path_factory):
-    df = pd.read_csv(need(MATH))
+    df = pd.read_csv(MATH)
     small = tmp_path_factory.mktemp("data") / "math2.csv"
     df[df["model"].isin(["Pythia 12B", "Pythia 6.9B"])].to_csv(small, index=False)
     out = tmp_path_factory.mktemp("math")
@@ -418,7 +412,7 @@ class TestRealData:
         assert (out / "errors.csv").read_text() == before
 
     def test_taubench_long_format_is_permuted(self, tmp_path):
-        groups = load_repeated(need(TAU), group_by=["model", "domain"])
+        groups = load_repeated(TAU, group_by=["model", "domain"])
         x = groups[("gpt-4o", "airline")]
         assert x.shape == (50, 4)
         res = run_repeated(groups, group_cols=["model", "domain"], seeds=1, **FAST)
@@ -435,7 +429,7 @@ class TestRealData:
         assert matrix.shape == (50, 4)
 
     def test_livecodebench_reference_only_up_to_10(self):
-        df = pd.read_csv(need(LCB))
+        df = pd.read_csv(LCB)
         two = df[df["model"].isin(df["model"].unique()[:2])]
         with pytest.warns(UserWarning, match="no reference beyond k = 10"):
             res = run_repeated(passmix.read_counts(two, group_by="model"), group_cols=["model"],
@@ -448,12 +442,12 @@ class TestRealData:
 class TestCommandLine:
     def test_errors(self, tmp_path):
         runner = CliRunner()
-        res = runner.invoke(main, ["experiment", "repeated", str(need(TAU))])
+        res = runner.invoke(main, ["experiment", "repeated", str(TAU)])
         assert res.exit_code == 2 and "--out" in res.stderr
-        res = runner.invoke(main, ["experiment", "repeated", str(need(TAU)), "--out",
+        res = runner.invoke(main, ["experiment", "repeated", str(TAU), "--out",
                                    str(tmp_path), "--jobs", "0"])
         assert res.exit_code == 2
-        res = runner.invoke(main, ["experiment", "repeated", str(need(LCB)), "--out",
+        res = runner.invoke(main, ["experiment", "repeated", str(LCB), "--out",
                                    str(tmp_path)])
         assert res.exit_code == 1 and "group_by" in res.stderr
 

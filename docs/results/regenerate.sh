@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerate docs/results/ from the real repeated-trial data in ../shared/data.
+# Regenerate docs/results/ from the real repeated-trial data bundled in
+# src/passmix/example_data (see its README for provenance).
 # Run from the repository root: bash docs/results/regenerate.sh
 # Each report.md also quotes its own command. Afterwards errors.csv is
 # gzipped and the PDF copies of the figures are removed to keep the folder
@@ -7,16 +8,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-passmix experiment repeated ../shared/data/llmonkeys_math_pythia_10k.csv --group-by model \
+passmix experiment repeated src/passmix/example_data/math_pythia_10k.csv --group-by model \
     --out docs/results/math_10k --jobs 2 --no-cache --quiet \
     --title "Large Language Monkeys MATH (Pythia, 10,000 samples per problem)"
-passmix experiment repeated ../shared/data/llmonkeys_math_pythia_10k.csv --group-by model \
+passmix experiment repeated src/passmix/example_data/math_pythia_10k.csv --group-by model \
     --m 10 --seeds 9 --out docs/results/math_10k_m10_9seeds --jobs 2 --no-cache --quiet \
     --no-figures --title "MATH at m = 10 over seeds 0-8"
-passmix experiment repeated ../shared/data/taubench_gpt4o_airline_trials.csv \
+passmix experiment repeated src/passmix/example_data/taubench_airline.csv \
     --group-by model,domain --out docs/results/taubench_airline --no-cache --quiet \
     --title "tau-bench airline (gpt-4o, 4 trials per task)"
-passmix experiment repeated ../shared/data/livecodebench_2024-04-17_10samples.csv \
+passmix experiment repeated src/passmix/example_data/livecodebench.csv.gz \
     --group-by model --out docs/results/livecodebench --jobs 2 --no-cache --quiet \
     --title "LiveCodeBench 2024-04-17 (43 models, 10 samples per problem)"
 

@@ -713,7 +713,7 @@ def repeated(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...
              report_m: int | None, title: str | None, layout: str, task: str | None,
              successes: str | None, trials: str | None, outcome: str | None,
              no_figures: bool, no_cache: bool, quiet: bool) -> None:
-    """Repeated-trial protocol (first paper, FORMULAS.md section 7) on DATA.
+    """Repeated-trial protocol (first paper; docs/formulas.md, section 5) on DATA.
 
     Per group and seed, keeps the first m trials of every task after a random
     reordering (nested subsets), estimates Pass@k, Pass^k and AUC@k by the

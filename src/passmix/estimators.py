@@ -1,6 +1,6 @@
 """Direct estimators of Pass@k, Pass^k and AUC@k from per-task success counts.
 
-Two baselines that need no model (FORMULAS.md, section 4):
+Two baselines that need no model (``docs/formulas.md``, section 4):
 
 * the naive plug-in, which substitutes ``p̂_j = y_j / m_j`` into the
   population formulas (defined at any horizon, biased for k > 1);

@@ -20,6 +20,15 @@ EXAMPLES = {
     "math_10k": ("math_pythia_10k.csv",
                  "Pythia 70M..12B on 128 MATH problems, all 10,000 trials per problem "
                  "(the reference)"),
+    "taubench_airline": ("taubench_airline.csv",
+                         "tau-bench, gpt-4o on the airline domain: 50 tasks x 4 trials, "
+                         "one row per trial (reward 0/1)"),
+    "livecodebench": ("livecodebench.csv.gz",
+                      "LiveCodeBench 2024-04-17: 43 models x 400 problems, 10 samples each"),
+    "mizrahi_bbh": ("mizrahi_bbh.csv.gz",
+                    "Multi-prompt evaluation (Mizrahi et al. 2024): accuracy of 136-189 "
+                    "instruction paraphrases on 100 examples, 15 BIG-bench Hard tasks x "
+                    "11 models"),
 }
 
 
@@ -28,8 +37,8 @@ def example_path(name: str = "math_m10") -> Path:
 
     Parameters
     ----------
-    name : {"math_m10", "math_10k"}
-        Which example.
+    name : {"math_m10", "math_10k", "taubench_airline", "livecodebench", "mizrahi_bbh"}
+        Which example (see :data:`EXAMPLES`).
 
     Examples
     --------
@@ -43,7 +52,7 @@ def example_path(name: str = "math_m10") -> Path:
 
 
 def load_example(name: str = "math_m10") -> pd.DataFrame:
-    """Load a bundled example as a DataFrame (one row per model and problem).
+    """Load a bundled example as a DataFrame, as stored (counts, or one row per trial).
 
     Examples
     --------
@@ -54,4 +63,4 @@ def load_example(name: str = "math_m10") -> pd.DataFrame:
     >>> int(df["trials"].max())
     10
     """
-    return pd.read_csv(example_path(name))
+    return pd.read_csv(example_path(name))  # pandas decompresses .csv.gz itself

@@ -1,6 +1,6 @@
 """Delta-method confidence intervals for Pass@k, Pass^k and AUC@k.
 
-FORMULAS section 3: with the inverse observed information ``Sigma`` in the
+``docs/formulas.md`` section 3: with the inverse observed information ``Sigma`` in the
 optimiser's unconstrained coordinates ``z`` and the gradient ``g`` of a metric
 in the same coordinates, ``Var(M) ~ g' Sigma g``. The interval is formed on
 the logit scale by default (see :func:`delta_method`); ``scale="identity"``
@@ -138,7 +138,7 @@ def delta_method(params, covariance, n_components: int, metric: str, k,
         Confidence level.
     scale : {"logit", "identity"}, default "logit"
         Scale on which the normal approximation is made. ``"identity"`` is
-        FORMULAS section 3 as written, ``M +/- z se`` clipped to [0, 1].
+        the papers' form, ``M +/- z se`` clipped to [0, 1].
         ``"logit"`` applies the same delta method to ``logit(M)`` (standard
         error ``se / (M (1 - M))``) and maps the ends back, so the interval
         stays inside (0, 1) and is asymmetric near the ends; it covers better

@@ -1,6 +1,6 @@
 """The H-component Beta-mixture model in PyMC and its compiled objective.
 
-The free parameters are the unconstrained coordinates of FORMULAS section 1,
+The free parameters are the unconstrained coordinates of ``docs/formulas.md`` section 1,
 in this order (``3H - 1`` numbers in all):
 
 ========================  =======  ============================================

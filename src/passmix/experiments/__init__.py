@@ -1,7 +1,7 @@
 """Experimental protocols that compare the mixture with the direct estimators.
 
 :mod:`~passmix.experiments.repeated` runs the first paper's repeated-trial
-protocol (FORMULAS.md, section 7); :mod:`~passmix.experiments.report` turns
+protocol (``docs/formulas.md``, section 5); :mod:`~passmix.experiments.report` turns
 its errors into the paper's tables and a Markdown report;
 :mod:`~passmix.experiments.figures` draws its figures.
 """

@@ -1,4 +1,4 @@
-"""The repeated-trial protocol of the first paper (FORMULAS.md, section 7).
+"""The repeated-trial protocol of the first paper (``docs/formulas.md``, section 5).
 
 For each group (one system on one benchmark) and each seed, the recorded
 trials of every task are put in random order and the first ``m`` are kept,

@@ -3,7 +3,7 @@
 Every table starts from the errors table of :func:`run_repeated` (one row per
 group, seed, m, k, metric and method) and follows the paper's averaging:
 absolute errors in percentage points are averaged over seeds within a group,
-then over groups (FORMULAS.md, section 7). The regime of a row is ``k <= m``
+then over groups (``docs/formulas.md``, section 5). The regime of a row is ``k <= m``
 (the budget reaches the horizon) or ``k > m`` (extrapolation).
 
 =======================  ===================================  =====================
