@@ -10,9 +10,27 @@ from .estimators import combinatorial_estimate, direct_estimate, naive_estimate
 from .fit import MixtureFit, fit
 from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
 from .metrics import auc_at_k, metric_value, pass_at_k, pass_hat_k
-from .posterior import compare_intervals, credible_interval, posterior_metrics, sample
 
 __version__ = "0.1.0"
+
+# The Bayesian path needs PyMC, ArviZ and xarray: loaded on first use, so that
+# ``import passmix`` (and the command line) stays light.
+_LAZY = {name: ".posterior" for name in
+         ("compare_intervals", "credible_interval", "posterior_metrics", "sample")}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'passmix' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "METRICS",

@@ -39,8 +39,9 @@ from ._validation import (DegenerateDataWarning, FitWarning, METRICS, check_k, c
 from .data import Counts, as_counts
 from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
 from .metrics import _evaluate
-from .model import (PARAMETER_BOUNDS, bounds, coordinate_names, get_objective, n_free_parameters, pack,
-                    split_coordinates, unpack)
+from .model import get_objective
+from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_names, n_free_parameters, pack,
+                         split_coordinates, unpack)
 from .profile import ProfileResult, profile_interval, repair_across_metrics
 
 __all__ = ["INTERVAL_METHODS", "MAX_COMPONENTS", "MAX_INIT", "MixtureFit", "fit"]
@@ -322,9 +323,21 @@ class MixtureFit:
             warnings.simplefilter("ignore", FitWarning)  # said once below, not per metric
             deltas = {m: self.delta(m, ks, level, scale=scale) for m in METRICS}
         if method == "profile":
-            ends = {m: self.profile(m, ks, level) for m in METRICS}
-            bounds_ = repair_across_metrics(
-                {m: (r.k, r.estimate, r.lower, r.upper) for m, r in ends.items()})
+            ends = {}
+            mean = None  # (lower, upper) at k = 1, where every metric is the mean
+            at_one = ks == 1
+            for m in METRICS:
+                search = ~at_one if mean is not None else np.ones(ks.size, dtype=bool)
+                lo, hi = np.empty(ks.size), np.empty(ks.size)
+                if search.any():
+                    res = self.profile(m, ks[search], level)
+                    lo[search], hi[search] = res.lower, res.upper
+                if mean is not None:
+                    lo[at_one], hi[at_one] = mean
+                elif at_one.any():
+                    mean = (lo[at_one][0], hi[at_one][0])
+                ends[m] = (ks, deltas[m].estimate, lo, hi)
+            bounds_ = repair_across_metrics(ends)
         else:
             bounds_ = {m: (d.lower, d.upper) for m, d in deltas.items()}
             if self.on_bound:

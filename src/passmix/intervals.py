@@ -22,7 +22,7 @@ from scipy.stats import norm
 
 from ._validation import check_k, check_level, check_metric
 from .metrics import TINY, _evaluate
-from .model import unpack, unpack_jacobian
+from .parameters import unpack, unpack_jacobian
 
 __all__ = ["ConfidenceInterval", "DeltaMethodResult", "delta_method", "metric_gradient",
            "widen_degenerate"]

@@ -56,8 +56,8 @@ from ._validation import DegenerateDataWarning, FitWarning, PosteriorWarning, ch
     check_level, check_metric
 from .intervals import ConfidenceInterval
 from .metrics import metric_value
-from .model import PARAMETER_BOUNDS, WEAK_PRIOR, _blocks, get_sampling_model, n_free_parameters, \
-    pair_data
+from .model import get_sampling_model, pair_data
+from .parameters import PARAMETER_BOUNDS, WEAK_PRIOR, bounds, coordinate_blocks, n_free_parameters
 
 if TYPE_CHECKING:
     import arviz as az
@@ -161,12 +161,11 @@ def _resolve_fit(data, n_components, seed
 def _starts(mle: np.ndarray, h: int, chains: int, prior: str, seed: int | None,
             jitter: float) -> list[np.ndarray]:
     """Chain starts: the MLE with small normal jitter, kept where the prior has mass."""
-    from .model import bounds
 
     rng = np.random.default_rng(seed)
     if prior == "weak":
         lo, hi = [], []
-        for name, size in _blocks(h):
+        for name, size in coordinate_blocks(h):
             mu, sigma = WEAK_PRIOR[name]
             lo += [mu - 3 * sigma] * size
             hi += [mu + 3 * sigma] * size
@@ -180,7 +179,7 @@ def _starts(mle: np.ndarray, h: int, chains: int, prior: str, seed: int | None,
 
 def _as_point(z: np.ndarray, h: int) -> dict[str, np.ndarray | float]:
     point, i = {}, 0
-    for name, size in _blocks(h):
+    for name, size in coordinate_blocks(h):
         point[name] = float(z[i]) if name == "logit_mean_first" else z[i:i + size].copy()
         i += size
     return point
@@ -209,7 +208,7 @@ def _run_nutpie(sm, draws, tune, chains, cores, seed, starts, target_accept, pro
     if compiled is None:
         compiled = nutpie.compile_pymc_model(sm.model, freeze_model=False)
         names = [n for n in compiled.shapes if n in FREE_VARS]
-        expected = [n for n, _ in _blocks(sm.n_components)]
+        expected = [n for n, _ in coordinate_blocks(sm.n_components)]
         if names != expected:  # pragma: no cover - guards a change in nutpie's ordering
             raise RuntimeError(f"unexpected nutpie variable order {names}, expected {expected}")
         sm.nutpie_cache["compiled"] = compiled

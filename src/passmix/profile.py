@@ -43,7 +43,7 @@ from scipy.stats import chi2
 from ._validation import check_k, check_level, check_metric
 from .intervals import ConfidenceInterval, widen_degenerate
 from .metrics import _evaluate, _evaluate_logit
-from .model import unpack, unpack_jacobian
+from .parameters import unpack, unpack_jacobian
 
 __all__ = ["ProfileResult", "extreme_on_region", "profile_interval", "repair_across_metrics"]
 
