@@ -23,6 +23,7 @@ import passmix.experiments.figures
 import passmix.experiments.repeated
 import passmix.experiments.report
 from passmix.examples import example_path
+from passmix.registry import get_estimator, register_estimator
 from passmix.cli import main
 from passmix.experiments import (
     PAPER_K,
@@ -220,6 +221,19 @@ class TestRunRepeated:
             run_repeated(matrices()[("easy",)], m=[2], k=[2], jobs=0)
 
 
+@pytest.fixture
+def swap_mixture():
+    """Replace the registered mixture estimator's function for one test."""
+    original = get_estimator("mixture")
+
+    def swap(function):
+        register_estimator("mixture", function, options=original.options, replace=True)
+
+    yield swap
+    register_estimator("mixture", original.fit, options=original.options,
+                       description=original.description, replace=True)
+
+
 class TestParallelAndCache:
     def test_loky_and_dask_equal_serial(self, synthetic):
         groups, serial = synthetic
@@ -242,7 +256,7 @@ class TestParallelAndCache:
         pd.testing.assert_frame_equal(dask.fits.drop(columns="seconds"),
                                       serial.fits.drop(columns="seconds"))
 
-    def test_second_run_reads_the_cache(self, tmp_path, monkeypatch):
+    def test_second_run_reads_the_cache(self, tmp_path, swap_mixture):
         groups = matrices(seed=5)
         kwargs = {"group_cols": ["system"], "m": [3, 6], "k": [2, 5], "seeds": [0, 1],
                   "cache_dir": tmp_path, **FAST}
@@ -253,7 +267,7 @@ class TestParallelAndCache:
         def broken(*args, **kwargs):
             raise AssertionError("fit called although the result is cached")
 
-        monkeypatch.setattr(passmix.experiments.repeated, "fit", broken)
+        swap_mixture(broken)
         second = run_repeated(groups, **kwargs)
         assert second.timings["units_cached"] == 8
         pd.testing.assert_frame_equal(second.errors, first.errors)
@@ -261,12 +275,12 @@ class TestParallelAndCache:
         with pytest.raises(AssertionError, match="cached"):
             run_repeated(groups, **{**kwargs, "k": [2, 4]})
 
-    def test_interrupted_run_resumes(self, tmp_path, monkeypatch):
+    def test_interrupted_run_resumes(self, tmp_path, swap_mixture):
         groups = matrices(seed=6)
         kwargs = {"group_cols": ["system"], "m": [3, 6], "k": [2, 5], "seeds": [0],
                   "cache_dir": tmp_path, **FAST}
         reference = run_repeated(groups, **{**kwargs, "cache_dir": None})
-        real_fit = passmix.experiments.repeated.fit
+        real_fit = get_estimator("mixture").fit
         calls = []
 
         def interrupted(*args, **kw):
@@ -275,13 +289,13 @@ class TestParallelAndCache:
                 raise KeyboardInterrupt
             return real_fit(*args, **kw)
 
-        monkeypatch.setattr(passmix.experiments.repeated, "fit", interrupted)
+        swap_mixture(interrupted)
         with pytest.raises(KeyboardInterrupt):
             run_repeated(groups, **kwargs)
         assert len(list(tmp_path.rglob("*.json"))) == 2  # group 1 done, group 2 not started
         assert not list(tmp_path.rglob("*.tmp*"))
         calls.clear()
-        monkeypatch.setattr(passmix.experiments.repeated, "fit", real_fit)
+        swap_mixture(real_fit)
         resumed = run_repeated(groups, **kwargs)
         assert resumed.timings["units_cached"] == 2
         assert resumed.timings["units_computed"] == 2
@@ -401,10 +415,13 @@ class TestRealData:
         assert row["reference"].iloc[0] == pytest.approx(
             passmix.combinatorial_estimate(full, "pass@k", 1000), rel=1e-12)
 
-    def test_rerun_uses_cache(self, math_run, monkeypatch):
+    def test_rerun_uses_cache(self, math_run, swap_mixture):
         out, _, df_path = math_run
         before = (out / "errors.csv").read_text()
-        monkeypatch.setattr(passmix.experiments.repeated, "fit", None)  # would fail if called
+        def never(*args, **kwargs):
+            raise AssertionError("fit called although the result is cached")
+
+        swap_mixture(never)
         result = invoke("experiment", "repeated", df_path, "--group-by", "model", "--m", "5,10",
                         "--k", "2,10,100,1000", "--seeds", "1", "--max-components", "2",
                         "--n-init", "3", "--out", out, "--quiet", "--no-figures")

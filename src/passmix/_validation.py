@@ -10,6 +10,8 @@ import numbers
 
 import numpy as np
 
+from ._defaults import METRICS
+
 __all__ = [
     "METRICS",
     "DegenerateDataWarning",
@@ -22,9 +24,6 @@ __all__ = [
     "check_seed",
     "check_whole",
 ]
-
-#: Canonical metric names, as used in tables, the CLI and ``MixtureFit.interval``.
-METRICS = ("pass@k", "pass^k", "auc@k")
 
 _METRIC_ALIASES = {
     "pass@k": "pass@k",
@@ -121,14 +120,18 @@ def check_level(level: float) -> float:
     return level
 
 
-def check_whole(value, name: str, minimum: int = 1, maximum: int | None = None) -> int:
+def check_whole(value, name: str, minimum: int = 1, maximum: int | None = None, *,
+                integral: bool = False) -> int:
     """Validate a whole-number option (``max_components``, ``n_init``, ``draws``, ...).
 
-    Raises ``TypeError`` for non-integers (booleans included) and
-    ``ValueError`` outside ``[minimum, maximum]``, naming the option.
+    Raises ``TypeError`` for non-numbers (booleans included) and, with
+    `integral`, for any non-integer type; otherwise a float with a whole value
+    is accepted and a fractional one is a ``ValueError``, as is a value
+    outside ``[minimum, maximum]``. Messages name the option.
     """
     bound = f" <= {maximum}" if maximum is not None else ""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+    numeric = numbers.Integral if integral else numbers.Real
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numeric):
         raise TypeError(f"{name} must be a whole number >= {minimum}{bound}, got {value!r}.")
     if not isinstance(value, numbers.Integral):
         if not np.isfinite(value) or not float(value).is_integer():
@@ -145,13 +148,15 @@ def check_whole(value, name: str, minimum: int = 1, maximum: int | None = None) 
 def check_seed(seed, name: str = "seed"):
     """Validate a seed: None, a non-negative integer, a SeedSequence or a Generator.
 
-    Returns it unchanged, ready for ``numpy.random.default_rng``.
+    Returns it unchanged, ready for ``numpy.random.default_rng``; raises
+    ``TypeError`` or ``ValueError`` naming `name` otherwise.
     """
     if seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
         return seed
+    message = (f"{name} must be a non-negative integer, a numpy Generator or None, "
+               f"got {seed!r}.")
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
-        raise TypeError(f"{name} must be None, a non-negative integer or a numpy Generator, "
-                        f"got {seed!r}.")
+        raise TypeError(message)
     if seed < 0:
-        raise ValueError(f"{name} must be non-negative, got {seed}.")
+        raise ValueError(message)
     return int(seed)

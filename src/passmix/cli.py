@@ -5,438 +5,37 @@
 prints Pass@k, Pass^k and AUC@k at the requested horizons, with profile-likelihood (or delta-method)
 intervals, next to the naive and combinatorial direct estimates if asked.
 
-The module is deliberately thin: option parsing, one call into the library
-per group (:func:`estimate_table`) and output formatting.
+The module is deliberately thin: option parsing, then
+:func:`passmix.tables.estimate_table` and :func:`passmix.tables.render`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-import json
 import math
 import os
 import re
 import sys
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import click
-import numpy as np
-import pandas as pd
-from tqdm import tqdm
 
 from . import __version__
-from ._validation import METRICS, DegenerateDataWarning, check_k, check_level
-from .data import LAYOUTS, Counts, read_counts
-from .estimators import combinatorial_estimate, naive_estimate
+from ._defaults import CLI_K, INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, SUMMARY_K
+from .data import LAYOUTS, read_counts
 from .examples import example_path
-from .fit import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, fit
+from .registry import estimator_names, get_estimator
+from .tables import NOISE, estimate_table, render
 
 __all__ = ["estimate_table", "main"]
 
-#: Estimation methods, in output order; ``"all"`` selects every one.
-METHODS = ("mixture", "naive", "combinatorial")
-#: Output columns after the group columns.
-VALUE_COLUMNS = ("metric", "k", "estimate", "lower", "upper", "method", "n_components")
 FORMATS = ("table", "csv", "json")
-
-DEFAULT_K = (1, 10, 100)
-EXAMPLE_K = (1, 10, 100, 1000)
 EXAMPLE_NAME = "math_m10"
 EXAMPLE_GROUP_BY = ("model",)
-
-# PyTensor's compile-time note about BLAS says nothing about the user's data.
-_NOISE = r"PyTensor could not link to a BLAS"
-
-
-# --------------------------------------------------------------------------
-# the library call: one table of estimates
-# --------------------------------------------------------------------------
-
-
-def _group_label(group_cols: Sequence[str], key: tuple) -> str:
-    """``model='Pythia 12B', benchmark='MATH'``, or ``""`` without groups."""
-    return ", ".join(f"{col}={_plain(val)!r}" for col, val in zip(group_cols, key))
-
-
-def _plain(value: Any) -> Any:
-    """A numpy scalar as the Python scalar it holds."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def _methods(method: str | Sequence[str]) -> list[str]:
-    """Validate `method` and expand ``"all"``; keep the canonical order."""
-    asked = [method] if isinstance(method, str) else list(method)
-    if not asked:
-        raise ValueError("method is empty; give at least one of " + ", ".join(METHODS) + ".")
-    chosen = set()
-    for name in asked:
-        if not isinstance(name, str) or name.lower() not in (*METHODS, "all"):
-            raise ValueError(
-                f"unknown method {name!r}; expected one of {', '.join(METHODS)} or 'all'."
-            )
-        chosen.update(METHODS if name.lower() == "all" else [name.lower()])
-    return [m for m in METHODS if m in chosen]
-
-
-def _observed_trials(counts: Counts) -> np.ndarray:
-    trials = np.asarray(counts.trials)
-    return trials[trials > 0]
-
-
-@contextlib.contextmanager
-def _recorded() -> Iterator[list[warnings.WarningMessage]]:
-    """Record every warning raised inside, whatever the caller's filters say."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        warnings.filterwarnings("ignore", message=_NOISE)
-        yield caught
-
-
-def estimate_table(
-    groups: Mapping[tuple, Counts] | Counts,
-    group_cols: Sequence[str] = (),
-    k: Sequence[int] | int = DEFAULT_K,
-    level: float = 0.95,
-    method: str | Sequence[str] = "mixture",
-    max_components: int = 4,
-    n_init: int = 10,
-    seed: int | None = 0,
-    *,
-    interval: str = "profile",
-    progress: bool = False,
-) -> pd.DataFrame:
-    """Pass@k, Pass^k and AUC@k for each group, method and horizon.
-
-    Parameters
-    ----------
-    groups : dict of tuple to Counts, or Counts
-        Per-group counts as returned by :func:`passmix.read_counts` with
-        ``group_by``, or a single :class:`~passmix.Counts` (no groups). Not
-        modified.
-    group_cols : sequence of str, default ()
-        Names of the group columns, one per element of each key of `groups`;
-        empty for a single :class:`~passmix.Counts`.
-    k : int or sequence of int, default (1, 10, 100)
-        Horizons, each a whole number ``>= 1``. Repeats are dropped.
-    level : float, default 0.95
-        Confidence level of the mixture's intervals.
-    method : {"mixture", "naive", "combinatorial", "all"} or sequence of them
-        Estimators to report; ``"all"`` selects all three.
-    max_components : int, default 4
-        Largest number of mixture components H tried (BIC picks H).
-    n_init : int, default 10
-        Random initialisations per H.
-    seed : int or None, default 0
-        Seed of the fit, the same for every group, so a group's result does
-        not depend on which other groups are present.
-    interval : {"profile", "delta"}, default "profile"
-        Interval method of the mixture (:meth:`passmix.MixtureFit.interval`).
-    progress : bool, default False
-        Show a progress bar over groups on stderr (only if there are at
-        least two groups).
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per group, method, metric and horizon (in that nesting), with
-        the group columns followed by ``metric`` (``"pass@k"``, ``"pass^k"``,
-        ``"auc@k"``), ``k``, ``estimate``, ``lower``, ``upper``, ``method`` and
-        ``n_components`` (nullable integer: the H chosen for the mixture, null
-        for the direct estimators). ``lower``/``upper`` are the mixture's
-        interval (profile likelihood or delta method, see `interval`) and
-        null for the direct estimators. The combinatorial estimate is null
-        where ``k`` exceeds the smallest number of trials of a task that was
-        run. ``attrs["fits"]`` maps each group key to ``{"n_components",
-        "loglik", "bic", "converged", "status"}`` of its mixture fit
-        (``status`` as :meth:`passmix.MixtureFit.status`).
-
-    Raises
-    ------
-    ValueError
-        For invalid horizons, level, method or settings, group keys that do
-        not match `group_cols`, or a group that cannot be fitted (the message
-        names the group).
-
-    Warns
-    -----
-    DegenerateDataWarning, FitWarning
-        The library's warnings for a group, once each and prefixed with the
-        group (e.g. ``model='A': ...``); and one DegenerateDataWarning per
-        group whose combinatorial estimate is undefined at some horizon.
-
-    See Also
-    --------
-    passmix.fit, passmix.naive_estimate, passmix.combinatorial_estimate
-
-    Examples
-    --------
-    >>> from passmix import Counts
-    >>> from passmix.cli import estimate_table
-    >>> counts = Counts([0, 2, 5, 1], [5, 5, 5, 5])
-    >>> table = estimate_table(counts, k=[1, 5], method="naive")
-    >>> table[["metric", "k", "estimate", "method"]].round(3)
-       metric  k  estimate method
-    0  pass@k  1     0.400  naive
-    1  pass@k  5     0.649  naive
-    2  pass^k  1     0.400  naive
-    3  pass^k  5     0.253  naive
-    4   auc@k  1     0.400  naive
-    5   auc@k  5     0.546  naive
-    """
-    if isinstance(groups, Counts):
-        groups = {(): groups}
-    elif not isinstance(groups, Mapping):
-        raise TypeError(
-            f"groups must be a passmix.Counts or a dict of tuple to Counts, "
-            f"got {type(groups).__name__}."
-        )
-    if not groups:
-        raise ValueError("no groups to estimate.")
-    group_cols = list(group_cols)
-    clash = [c for c in group_cols if c in VALUE_COLUMNS]
-    if clash:
-        raise ValueError(
-            f"group column {clash[0]!r} clashes with an output column "
-            f"({', '.join(VALUE_COLUMNS)}); rename it."
-        )
-    for key, counts in groups.items():
-        if not isinstance(key, tuple) or len(key) != len(group_cols):
-            raise ValueError(
-                f"group key {key!r} does not match the group columns {group_cols}."
-            )
-        if not isinstance(counts, Counts):
-            raise TypeError(
-                f"group {key!r} holds a {type(counts).__name__}, not a passmix.Counts."
-            )
-    ks, _ = check_k(k)
-    ks = pd.unique(ks)
-    level = check_level(level)
-    methods = _methods(method)
-    if not isinstance(interval, str) or interval.lower() not in INTERVAL_METHODS:
-        raise ValueError(f"unknown interval method {interval!r}; expected one of "
-                         f"{', '.join(INTERVAL_METHODS)}.")
-
-    rows: list[dict[str, Any]] = []
-    fits: dict[tuple, dict[str, Any]] = {}
-    bar = tqdm(
-        total=len(groups), desc="passmix", unit="group", file=sys.stderr,
-        disable=not progress or len(groups) < 2, leave=False,
-    )
-    with bar:
-        for key, counts in groups.items():
-            label = _group_label(group_cols, key)
-            bar.set_postfix_str(label, refresh=False)
-            prefix = dict(zip(group_cols, (_plain(v) for v in key)))
-            failure: Exception | None = None
-            with _recorded() as caught:
-                try:
-                    new_rows, info, undefined = _estimate_group(
-                        counts, ks, level, methods, max_components, n_init, seed,
-                        interval.lower(),
-                    )
-                except (ValueError, RuntimeError) as err:
-                    failure = err
-            _reissue(caught, label)  # also what was said before a failure
-            if failure is not None:
-                if not label:
-                    raise failure
-                kind = ValueError if isinstance(failure, ValueError) else RuntimeError
-                raise kind(f"{label}: {failure}") from failure
-            if undefined:
-                m_min = int(_observed_trials(counts).min())
-                shown = ", ".join(str(v) for v in undefined)
-                warnings.warn(
-                    f"{label + ': ' if label else ''}combinatorial estimator is undefined "
-                    f"for k > m (smallest m_j = {m_min}); its estimate at k = {shown} is "
-                    f"null. The mixture fit extrapolates beyond m.",
-                    DegenerateDataWarning, stacklevel=2,
-                )
-            if info is not None:
-                fits[key] = info
-            rows.extend({**prefix, **row} for row in new_rows)
-            bar.update(1)
-
-    table = pd.DataFrame(rows, columns=[*group_cols, *VALUE_COLUMNS])
-    table = table.astype({
-        "k": "int64", "estimate": "float64", "lower": "float64", "upper": "float64",
-        "n_components": "Int64",
-    })
-    table.attrs["fits"] = fits
-    return table
-
-
-def _estimate_group(
-    counts: Counts,
-    ks: np.ndarray,
-    level: float,
-    methods: list[str],
-    max_components: int,
-    n_init: int,
-    seed: int | None,
-    interval: str,
-) -> tuple[list[dict[str, Any]], dict[str, Any] | None, list[int]]:
-    """Rows for one group, its fit summary, and the horizons where combinatorial is null."""
-    rows: list[dict[str, Any]] = []
-    info = None
-    undefined: list[int] = []
-    nan = np.full(ks.shape, np.nan)
-    for method in methods:
-        n_comp: int | None = None
-        if method == "mixture":
-            res = fit(counts, max_components=max_components, n_init=n_init, seed=seed)
-            n_comp = res.n_components
-            info = {"n_components": res.n_components, "loglik": res.loglik,
-                    "bic": res.bic, "converged": res.converged, "status": res.status()}
-            summary = res.summary(ks, level, method=interval)
-        elif method == "combinatorial":
-            # Defined only for k <= m_j of every task that was run.
-            trials = _observed_trials(counts)
-            ok = ks <= (trials.min() if trials.size else 0)
-            undefined = [int(v) for v in ks[~ok]]
-        for metric in METRICS:
-            lower = upper = nan
-            if method == "mixture":
-                part = summary[summary["metric"] == metric]
-                est, lower, upper = (part[c].to_numpy() for c in ("estimate", "lower", "upper"))
-            elif method == "naive":
-                est = naive_estimate(counts, metric, ks)
-            else:
-                est = nan.copy()
-                if ok.any():
-                    est[ok] = combinatorial_estimate(counts, metric, ks[ok])
-            for i, kk in enumerate(ks):
-                rows.append({
-                    "metric": metric, "k": int(kk), "estimate": float(est[i]),
-                    "lower": float(lower[i]), "upper": float(upper[i]),
-                    "method": method, "n_components": n_comp,
-                })
-    return rows, info, undefined
-
-
-def _reissue(caught: list[warnings.WarningMessage], label: str) -> None:
-    """Warn again, once per distinct message, with the group in front."""
-    seen: set[tuple[type, str]] = set()
-    for w in caught:
-        text = str(w.message)
-        if (w.category, text) in seen:
-            continue
-        seen.add((w.category, text))
-        warnings.warn(f"{label}: {text}" if label else text, w.category, stacklevel=3)
-
-
-# --------------------------------------------------------------------------
-# formatting
-# --------------------------------------------------------------------------
-
-
-def _json_value(value: Any) -> Any:
-    value = _plain(value)
-    if value is None or value is pd.NA:
-        return None
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
-
-
-def to_records(table: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows of `table` as JSON-ready dicts: Python scalars, nulls as None."""
-    return [
-        {col: _json_value(val) for col, val in zip(table.columns, row)}
-        for row in table.itertuples(index=False, name=None)
-    ]
-
-
-def _number(value: Any) -> str:
-    if pd.isna(value):
-        return "NA"
-    value = float(value)
-    if value == 0.0 or abs(value) >= 1e-3:
-        return f"{value:.4f}"
-    return f"{value:.2e}"
-
-
-def _trials_range(counts: Counts) -> str:
-    trials = _observed_trials(counts)
-    if trials.size == 0:
-        return "0"
-    lo, hi = int(trials.min()), int(trials.max())
-    return str(lo) if lo == hi else f"{lo}-{hi}"
-
-
-def format_table(
-    table: pd.DataFrame,
-    groups: Mapping[tuple, Counts],
-    group_cols: Sequence[str],
-    level: float,
-) -> str:
-    """Aligned text: per group a one-line header with the fit, then its rows."""
-    metric_order = {m: i for i, m in enumerate(METRICS)}
-    fits = table.attrs.get("fits", {})
-    pct = f"{100 * level:g}%"
-    blocks = []
-    for key, counts in groups.items():
-        label = _group_label(group_cols, key) or "all tasks"
-        head = f"{label}: J={counts.n_observed} tasks, m={_trials_range(counts)}"
-        if key in fits:
-            f = fits[key]
-            head += f"; mixture H={f['n_components']}, loglik={f['loglik']:.3f}"
-            status = f.get("status", "converged" if f["converged"] else "NOT converged")
-            if status != "converged":
-                head += f" ({status.removeprefix('converged; ')})"
-        mask = np.ones(len(table), dtype=bool)
-        for col, val in zip(group_cols, key):
-            mask &= (table[col] == _plain(val)).to_numpy()
-        part = table.loc[mask, ["metric", "k", "method", "estimate", "lower", "upper"]]
-        part = part.assign(_m=part["metric"].map(metric_order)).sort_values(
-            ["_m", "k"], kind="stable"
-        )
-        columns = [
-            ("metric", part["metric"].tolist(), False),
-            ("k", [str(v) for v in part["k"]], True),
-            ("method", part["method"].tolist(), False),
-            ("estimate", [_number(v) for v in part["estimate"]], True),
-            (f"lower {pct}", [_number(v) for v in part["lower"]], True),
-            (f"upper {pct}", [_number(v) for v in part["upper"]], True),
-        ]
-        blocks.append("\n".join([head, *_aligned(columns)]))
-    return "\n\n".join(blocks) + "\n"
-
-
-def _aligned(columns: list[tuple[str, list[str], bool]]) -> list[str]:
-    """Lines of a text table; text columns left-aligned, numbers right-aligned."""
-    widths = [max(len(name), *(len(v) for v in values)) if values else len(name)
-              for name, values, _ in columns]
-
-    def line(cells: list[str]) -> str:
-        out = [c.rjust(w) if right else c.ljust(w)
-               for c, w, (_, _, right) in zip(cells, widths, columns)]
-        return ("  " + "  ".join(out)).rstrip()
-
-    n_rows = len(columns[0][1])
-    return [line([name for name, _, _ in columns])] + [
-        line([values[i] for _, values, _ in columns]) for i in range(n_rows)
-    ]
-
-
-def render(
-    table: pd.DataFrame,
-    fmt: str,
-    groups: Mapping[tuple, Counts],
-    group_cols: Sequence[str],
-    level: float,
-) -> str:
-    """The output text for `fmt` (``"table"``, ``"csv"`` or ``"json"``)."""
-    if fmt == "json":
-        return json.dumps(to_records(table), indent=2, allow_nan=False, default=str) + "\n"
-    if fmt == "csv":
-        buf = io.StringIO()
-        table.to_csv(buf, index=False, lineterminator="\n")
-        return buf.getvalue()
-    return format_table(table, groups, group_cols, level)
 
 
 # --------------------------------------------------------------------------
@@ -444,6 +43,34 @@ def render(
 # --------------------------------------------------------------------------
 
 _SCI = re.compile(r"^\d+[eE]\+?\d+$")
+
+
+class MethodName(click.ParamType):
+    """A registered estimator's name, or ``all``, checked when the command runs.
+
+    The registry may grow after this module is imported
+    (:func:`passmix.register_estimator`), so the choices are not fixed here.
+
+    Examples
+    --------
+    >>> MethodName().convert("Naive", None, None)
+    'naive'
+    """
+
+    name = "method"
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join([*estimator_names(), "all"]) + "]"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
+        key = str(value).strip().lower()
+        if key == "all":
+            return key
+        try:
+            return get_estimator(key).name
+        except ValueError:
+            choices = ", ".join(repr(n) for n in [*estimator_names(), "all"])
+            self.fail(f"{value!r} is not one of {choices}.", param, ctx)
 
 
 class HorizonList(click.ParamType):
@@ -508,12 +135,14 @@ def _warnings_as_lines() -> Iterator[None]:
     def show(message, category, filename, lineno, file=None, line=None):
         text = " ".join(str(message).split())
         if text not in seen:
+            from tqdm import tqdm  # writes around an open progress bar
+
             seen.add(text)
             tqdm.write(f"Warning: {text}", file=sys.stderr)
 
     with warnings.catch_warnings():
         warnings.simplefilter("always")
-        warnings.filterwarnings("ignore", message=_NOISE)
+        warnings.filterwarnings("ignore", message=NOISE)
         warnings.showwarning = show
         yield
 
@@ -553,21 +182,21 @@ def main() -> None:
 @click.option("--example", is_flag=True,
               help=f"Use the bundled example ({EXAMPLE_NAME}: Pythia models on 128 MATH "
                    f"problems, 10 trials each) instead of FILE; groups by model and uses "
-                   f"k = {','.join(map(str, EXAMPLE_K))} unless told otherwise.")
+                   f"k = {','.join(map(str, SUMMARY_K))} unless told otherwise.")
 @click.option("--group-by", "group_by", multiple=True, metavar="COLS",
               help="Column(s) identifying systems or settings, comma-separated (or "
                    "repeat the option); one set of estimates per group.")
 @click.option("--k", "k", type=HorizonList(), default=None,
-              help=f"Horizons, comma-separated.  [default: {','.join(map(str, DEFAULT_K))}]")
+              help=f"Horizons, comma-separated.  [default: {','.join(map(str, CLI_K))}]")
 @click.option("--level", type=LevelType(), default=0.95,
               help="Confidence level of the mixture's intervals.")
 @click.option("--interval", "interval", type=click.Choice(INTERVAL_METHODS, case_sensitive=False),
               default="profile",
               help="Interval of the mixture: profile likelihood, or the (faster) delta method.")
-@click.option("--method", type=click.Choice([*METHODS, "all"], case_sensitive=False),
-              default="mixture",
+@click.option("--method", type=MethodName(), default="mixture",
               help="Estimator: the Beta mixture, the naive plug-in, the unbiased "
-                   "combinatorial one (only for k <= m), or all three.")
+                   "combinatorial one (only for k <= m), any registered with "
+                   "passmix.register_estimator, or all.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS, case_sensitive=False),
               default="table", help="Output format.")
 @click.option("--max-components", type=click.IntRange(1, MAX_COMPONENTS), default=4,
@@ -628,10 +257,10 @@ def estimate(
         source: Path = example_path(EXAMPLE_NAME)
         if not group_by:
             group_cols = list(EXAMPLE_GROUP_BY)
-        horizons = k if k is not None else EXAMPLE_K
+        horizons = k if k is not None else SUMMARY_K
     else:
         source = file
-        horizons = k if k is not None else DEFAULT_K
+        horizons = k if k is not None else CLI_K
 
     with _warnings_as_lines():
         try:

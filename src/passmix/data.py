@@ -12,13 +12,17 @@ from __future__ import annotations
 import numbers
 import os
 from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["Counts", "as_counts", "read_counts"]
+from ._validation import check_seed
+
+__all__ = ["Counts", "LayoutSpec", "as_counts", "as_group_columns", "detect_layout", "read_counts",
+           "read_trials"]
 
 #: Column names (case-insensitive) recognised by :func:`read_counts`.
 TASK_ALIASES = (
@@ -233,20 +237,6 @@ def _validated(
             f"{yname} ({y[pos]}) exceeds {mname} ({m[pos]}) in {where(pos)}."
         )
     return y, m, labels
-
-
-def _check_rng(rng: Any) -> np.random.Generator:
-    if isinstance(rng, (bool, np.bool_)):
-        raise TypeError(
-            "rng must be a numpy Generator, an int seed or None, got a boolean."
-        )
-    if rng is None or isinstance(rng, (numbers.Integral, np.random.SeedSequence)):
-        return np.random.default_rng(rng)
-    if isinstance(rng, np.random.Generator):
-        return rng
-    raise TypeError(
-        f"rng must be a numpy Generator, an int seed or None, got {type(rng).__name__}."
-    )
 
 
 def _frozen(arr: np.ndarray) -> np.ndarray:
@@ -556,7 +546,7 @@ class Counts:
             raise TypeError(f"m must be an integer >= 1, got {m!r}.")
         if m < 1:
             raise ValueError(f"m must be >= 1, got {m}.")
-        gen = _check_rng(rng)
+        gen = np.random.default_rng(check_seed(rng, "rng"))
         y, trials = self._successes, self._trials
         keep = np.minimum(trials, int(m))
         drawn = gen.hypergeometric(y, trials - y, keep).astype(np.int64)
@@ -1057,12 +1047,84 @@ def read_counts(
     >>> read_counts(long).successes
     array([1, 0])
     """
+    df, spec, where = _load(source, layout, group_by, task, successes, trials, outcome)
+    return _by_group(df, spec, where, _counts_of)
+
+
+def read_trials(
+    source: pd.DataFrame | str | os.PathLike,
+    *,
+    layout: str = "auto",
+    group_by: Hashable | Sequence[Hashable] | None = None,
+    task: Hashable | None = None,
+    successes: Hashable | None = None,
+    trials: Hashable | None = None,
+    outcome: Hashable | None = None,
+) -> Counts | np.ndarray | dict[tuple, Counts | np.ndarray]:
+    """Read evaluation results keeping single trials where the source has them.
+
+    The same reading, validation and layout detection as :func:`read_counts`
+    (whose arguments it takes), with one difference: a table of one row per
+    attempt (*long*) or one 0/1 column per attempt (*matrix*) gives, per
+    group, a tasks x attempts float matrix of 0/1 outcomes (NaN: not run) with
+    the tasks in :func:`read_counts`' order, so that protocols can reorder the
+    recorded attempts. A table of counts gives :class:`Counts`, as
+    :func:`read_counts` does.
+
+    Returns
+    -------
+    Counts, ndarray, or dict of tuple to either
+        One per group if `group_by` is given.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from passmix.data import read_trials
+    >>> long = pd.DataFrame({"model": ["a"] * 4, "task_id": [0, 0, 1, 1],
+    ...                      "trial": [0, 1, 0, 1], "reward": [1.0, 0.0, 0.0, 0.0]})
+    >>> read_trials(long, group_by="model")[("a",)]
+    array([[1., 0.],
+           [0., 0.]])
+    """
+    df, spec, where = _load(source, layout, group_by, task, successes, trials, outcome)
+    return _by_group(df, spec, where, _trials_of)
+
+
+def as_group_columns(group_by: Hashable | Sequence[Hashable] | None) -> list:
+    """`group_by` as a list of columns: None is none, a string or tuple one column.
+
+    Examples
+    --------
+    >>> from passmix.data import as_group_columns
+    >>> as_group_columns("model"), as_group_columns(["model", "benchmark"]), as_group_columns(None)
+    (['model'], ['model', 'benchmark'], [])
+    """
+    if group_by is None:
+        return []
+    if isinstance(group_by, (str, tuple)) or not pd.api.types.is_list_like(group_by):
+        return [group_by]
+    return list(group_by)
+
+
+@dataclass(frozen=True)
+class LayoutSpec:
+    """A table's layout and the columns playing each role (see :func:`detect_layout`)."""
+
+    kind: str
+    group_cols: tuple
+    task: Hashable | None
+    successes: Hashable | None = None
+    trials: Hashable | None = None
+    outcome: Hashable | None = None
+    outcome_columns: tuple = ()
+
+
+def _load(source, layout, group_by, task, successes, trials, outcome):
+    """Read `source` once and detect its layout: ``(frame, spec, where)``."""
     if not isinstance(layout, str) or layout.lower() not in LAYOUTS:
         raise ValueError(
             f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}."
         )
-    layout = layout.lower()
-
     if isinstance(source, pd.DataFrame):
         df, style, name = source, "frame", None
     elif isinstance(source, (str, os.PathLike)):
@@ -1073,16 +1135,42 @@ def read_counts(
         raise TypeError(
             f"source must be a DataFrame or a path to a file, got {type(source).__name__}."
         )
+    spec = detect_layout(df, layout=layout.lower(), group_by=group_by, task=task,
+                         successes=successes, trials=trials, outcome=outcome, name=name)
+    return df, spec, _frame_where(df.index, name, style)
+
+
+def detect_layout(
+    df: pd.DataFrame,
+    *,
+    layout: str = "auto",
+    group_by: Hashable | Sequence[Hashable] | None = None,
+    task: Hashable | None = None,
+    successes: Hashable | None = None,
+    trials: Hashable | None = None,
+    outcome: Hashable | None = None,
+    name: str | None = None,
+) -> LayoutSpec:
+    """Check a table's columns and decide its layout: counts, long or matrix.
+
+    The rules are :func:`read_counts`' (its docstring lists the column
+    aliases): named columns decide; otherwise successes-like and trials-like
+    columns make a table of counts, an outcome-like column a table of
+    attempts, and only 0/1/NaN columns besides the task and group columns a
+    matrix. `name` names the source in error messages.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from passmix.data import detect_layout
+    >>> detect_layout(pd.DataFrame({"problem": ["p"], "n_correct": [1], "attempts": [3]})).kind
+    'counts'
+    """
     columns = list(df.columns)
-    _require_unique_columns(columns, f"'{path}'" if name else "the table")
+    _require_unique_columns(columns, name or "the table")
     shown = [_py(c) for c in columns]
 
-    if group_by is None:
-        group_cols: list = []
-    elif isinstance(group_by, (str, tuple)) or not pd.api.types.is_list_like(group_by):
-        group_cols = [group_by]
-    else:
-        group_cols = list(group_by)
+    group_cols = as_group_columns(group_by)
     for col in group_cols:
         if col not in df.columns:
             raise ValueError(
@@ -1167,46 +1255,63 @@ def read_counts(
             f"group columns; columns are {shown}."
         )
 
-    where = _frame_where(df.index, name, style)
+    return LayoutSpec(kind=layout, group_cols=tuple(group_cols), task=task,
+                      successes=y_col if layout == "counts" else None,
+                      trials=m_col if layout == "counts" else None,
+                      outcome=o_col if layout == "long" else None,
+                      outcome_columns=tuple(free) if layout == "matrix" else ())
 
-    def build(sub: pd.DataFrame, sub_where: _Where, group: tuple | None) -> Counts:
-        if layout == "counts":
-            return _table_counts(
-                sub, y_col, m_col, task, sub_where, used=group_cols, group=group
-            )
-        if layout == "long":
-            return _long_counts(sub, task, o_col, sub_where)
-        labels = sub[task] if task is not None else sub.index
-        return _matrix_counts(
-            sub[free],
-            labels,
-            sub_where,
-            label_rows=task is not None,
-            task_col=task,
-            context=sub,
-            used=group_cols,
-            group=group,
-        )
 
-    if not group_cols:
-        return build(df, where, None)
+def _counts_of(sub: pd.DataFrame, spec: LayoutSpec, where: _Where, group: tuple | None
+               ) -> Counts:
+    """One group's rows as :class:`Counts`."""
+    if spec.kind == "counts":
+        return _table_counts(sub, spec.successes, spec.trials, spec.task, where,
+                             used=spec.group_cols, group=group)
+    if spec.kind == "long":
+        return _long_counts(sub, spec.task, spec.outcome, where)
+    labels = sub[spec.task] if spec.task is not None else sub.index
+    return _matrix_counts(sub[list(spec.outcome_columns)], labels, where,
+                          label_rows=spec.task is not None, task_col=spec.task, context=sub,
+                          used=spec.group_cols, group=group)
 
-    for col in group_cols:
+
+def _trials_of(sub: pd.DataFrame, spec: LayoutSpec, where: _Where, group: tuple | None
+               ) -> Counts | np.ndarray:
+    """One group's rows with their single attempts: a tasks x attempts matrix."""
+    counts = _counts_of(sub, spec, where, group)  # validates, and fixes the task order
+    if spec.kind == "counts":
+        return counts
+    if spec.kind == "long":
+        codes, _ = pd.factorize(sub[spec.task], sort=False)
+        position = sub.groupby(codes).cumcount().to_numpy()
+        matrix = np.full((codes.max() + 1, position.max() + 1), np.nan)
+        values, _ = _binary_column(sub[spec.outcome])
+        matrix[codes, position] = values
+    else:
+        matrix, _ = _binary_frame(sub[list(spec.outcome_columns)])
+    return matrix
+
+
+def _by_group(df: pd.DataFrame, spec: LayoutSpec, where: _Where, build) -> Any:
+    """`build` each group's rows (or the whole table without groups)."""
+    if not spec.group_cols:
+        return build(df, spec, where, None)
+    for col in spec.group_cols:
         missing = np.asarray(df[col].isna())
         if missing.any():
             pos = int(np.argmax(missing))
             raise ValueError(
                 f"group_by column {_fmt(col)} has a missing value in {where(pos)}."
             )
-    groups = df.groupby(group_cols, sort=False).indices  # key -> row positions
+    groups = df.groupby(list(spec.group_cols), sort=False).indices  # key -> row positions
     try:
         keys = sorted(groups)
     except TypeError:  # labels of mixed types: keep order of first appearance
         keys = list(groups)
-    out: dict[tuple, Counts] = {}
+    out: dict[tuple, Any] = {}
     for key in keys:
         positions = np.asarray(groups[key])
         tkey = tuple(_py(k) for k in (key if isinstance(key, tuple) else (key,)))
-        sub = df.iloc[positions]
-        out[tkey] = build(sub, _subset_where(where, positions), tkey)
+        out[tkey] = build(df.iloc[positions], spec, _subset_where(where, positions), tkey)
     return out

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -34,11 +35,12 @@ from scipy.optimize import minimize
 from scipy.special import expit, logit, polygamma
 from threadpoolctl import threadpool_limits
 
-from ._validation import (DegenerateDataWarning, FitWarning, METRICS, check_k, check_level,
-                          check_metric, check_seed, check_whole)
+from ._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, METRICS, SUMMARY_K
+from ._validation import (DegenerateDataWarning, FitWarning, check_k, check_level, check_metric,
+                          check_seed, check_whole)
 from .data import Counts, as_counts
 from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
-from .metrics import _evaluate
+from .metrics import evaluate_metric
 from .model import get_objective
 from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_names, n_free_parameters, pack,
                          split_coordinates, unpack)
@@ -46,12 +48,6 @@ from .profile import ProfileResult, profile_interval, repair_across_metrics
 
 __all__ = ["INTERVAL_METHODS", "MAX_COMPONENTS", "MAX_INIT", "MixtureFit", "fit"]
 
-#: Largest H accepted: beyond it nothing is identified at realistic trial counts.
-MAX_COMPONENTS = 10
-#: Largest number of random starts per H.
-MAX_INIT = 1000
-#: Interval methods of :meth:`MixtureFit.interval`; the first is the default.
-INTERVAL_METHODS = ("profile", "delta")
 
 _BOUND_TOL = 1e-6
 _SCREEN = {"maxiter": 1000, "ftol": 1e-8, "gtol": 1e-5}
@@ -61,7 +57,6 @@ _DECREMENT_TOL = 1e-6
 _NEWTON_STEPS = 8
 # BIC values within this (relative to 1 + |BIC|) are a tie, which the smaller H wins
 _BIC_TIE = 1e-6
-_DEFAULT_K = (1, 10, 100, 1000)
 
 
 @dataclass(frozen=True)
@@ -136,7 +131,7 @@ class MixtureFit:
         """Point estimate of `metric` (``"pass@k"``, ``"pass^k"``, ``"auc@k"``) at `k`."""
         metric = check_metric(metric)
         k_arr, scalar = check_k(k)
-        out = _evaluate(metric, self.weights, self.alpha, self.beta, k_arr)
+        out = evaluate_metric(metric, self.weights, self.alpha, self.beta, k_arr)
         return float(out[0]) if scalar else out
 
     def pass_at_k(self, k):
@@ -293,7 +288,7 @@ class MixtureFit:
             "concentration": self.alpha + self.beta,
         }, index=pd.RangeIndex(1, self.n_components + 1, name="component"))
 
-    def summary(self, k=_DEFAULT_K, level: float = 0.95, *, method: str = "profile",
+    def summary(self, k=SUMMARY_K, level: float = 0.95, *, method: str = "profile",
                 scale: str = "logit") -> pd.DataFrame:
         """Estimates with intervals for all three metrics.
 
@@ -351,6 +346,19 @@ class MixtureFit:
         table = pd.concat(frames, ignore_index=True)
         table.attrs["method"] = method
         return table
+
+    def info(self) -> dict[str, Any]:
+        """The fit at a glance: estimator, H, log-likelihood, BIC, convergence and status.
+
+        Examples
+        --------
+        >>> import passmix
+        >>> sorted(passmix.fit(passmix.Counts([0, 1, 3], [5, 5, 5]), seed=0).info())
+        ['bic', 'converged', 'estimator', 'loglik', 'n_components', 'on_bound', 'status']
+        """
+        return {"estimator": "mixture", "n_components": self.n_components,
+                "loglik": self.loglik, "bic": self.bic, "converged": self.converged,
+                "on_bound": self.on_bound, "status": self.status()}
 
     def _header(self) -> str:
         trials = self.counts.trials[self.counts.trials > 0]

@@ -21,7 +21,7 @@ from scipy.special import expit
 from scipy.stats import norm
 
 from ._validation import check_k, check_level, check_metric
-from .metrics import TINY, _evaluate
+from .metrics import TINY, evaluate_metric
 from .parameters import unpack, unpack_jacobian
 
 __all__ = ["ConfidenceInterval", "DeltaMethodResult", "delta_method", "metric_gradient",
@@ -112,7 +112,7 @@ def metric_gradient(params, n_components: int, metric: str, k) -> tuple[np.ndarr
     k_arr, _ = check_k(k)
     params = np.asarray(params, dtype=float)
     weights, alpha, beta = unpack(params, n_components)
-    values, (d_w, d_a, d_b) = _evaluate(metric, weights, alpha, beta, k_arr, grad=True)
+    values, (d_w, d_a, d_b) = evaluate_metric(metric, weights, alpha, beta, k_arr, grad=True)
     d_wab = np.concatenate([d_w, d_a, d_b], axis=-1)
     return values, d_wab @ unpack_jacobian(params, n_components)
 

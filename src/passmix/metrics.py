@@ -164,7 +164,7 @@ def _flush(values):
     return np.where(values < TINY, 0.0, values)
 
 
-def _evaluate(metric, weights, alpha, beta, k, grad=False):
+def evaluate_metric(metric, weights, alpha, beta, k, grad=False):
     """Core evaluation without validation; k is a 1-d int array.
 
     Returns values of shape (..., K) and, with ``grad=True``, gradients with
@@ -190,7 +190,7 @@ def _evaluate(metric, weights, alpha, beta, k, grad=False):
     return value, (g, w * dg_da, w * dg_db)
 
 
-def _evaluate_logit(metric, weights, alpha, beta, k):
+def evaluate_logit(metric, weights, alpha, beta, k):
     """``logit M`` at horizons `k` of one mixture, and its gradient in (w, alpha, beta).
 
     Computed from the components' log terms, so it stays finite and smooth
@@ -246,7 +246,7 @@ def metric_value(metric: str, weights, alpha, beta, k):
     metric = check_metric(metric)
     k_arr, scalar = check_k(k)
     weights, alpha, beta = _mixture_iv(weights, alpha, beta)
-    out = _evaluate(metric, weights, alpha, beta, k_arr)
+    out = evaluate_metric(metric, weights, alpha, beta, k_arr)
     if scalar:
         out = out[..., 0]
     return float(out) if np.ndim(out) == 0 else out

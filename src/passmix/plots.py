@@ -31,12 +31,13 @@ _DEFAULT_K_POINTS = 76  # -> 60 distinct integers between 1 and 1000
 _Y_PAD = 0.02
 
 
-def _default_horizons(k_max: int = _DEFAULT_K_MAX, num: int = _DEFAULT_K_POINTS) -> np.ndarray:
+def default_horizons(k_max: int = _DEFAULT_K_MAX, num: int = _DEFAULT_K_POINTS) -> np.ndarray:
     """Distinct integers, log-spaced from 1 to `k_max`."""
     return np.unique(np.round(np.geomspace(1, k_max, num)).astype(np.int64))
 
 
-def _get_ax(ax: Axes | None) -> Axes:
+def get_ax(ax: Axes | None) -> Axes:
+    """`ax`, or the axes of a new figure (pyplot imported only then)."""
     if ax is None:
         import matplotlib.pyplot as plt
 
@@ -163,7 +164,7 @@ def plot_horizon(
     """
     metric = check_metric(metric)
     level = check_level(level)
-    ks = _default_horizons() if k is None else np.unique(check_k(k)[0])
+    ks = default_horizons() if k is None else np.unique(check_k(k)[0])
     ref = None if reference is None else _curve_iv(reference, "reference")
     obs = None if observed is None else _curve_iv(observed, "observed")
 
@@ -176,7 +177,7 @@ def plot_horizon(
         band = "delta-method"
     else:
         raise ValueError(f"unknown interval {interval!r}; expected 'profile' or 'delta'.")
-    ax = _get_ax(ax)
+    ax = get_ax(ax)
     if label is None:
         label = f"Beta mixture (H = {fit.n_components})"
     (line,) = ax.plot(ks, res.estimate, color=color, lw=2.0, label=label, zorder=3)
@@ -314,7 +315,7 @@ def plot_mixture_density(
     parts = weights[:, None] * stats.beta.pdf(theta[None, :], alpha[:, None], beta[:, None])
     density = parts.sum(axis=0)
 
-    ax = _get_ax(ax)
+    ax = get_ax(ax)
     hist_top = 0.0
     if hist:
         y, m = fit.counts.successes, fit.counts.trials

@@ -52,12 +52,14 @@ import pandas as pd
 import xarray as xr
 from scipy.special import betaln, gammaln, logsumexp
 
-from ._validation import DegenerateDataWarning, FitWarning, PosteriorWarning, check_k, \
-    check_level, check_metric
+from ._defaults import POSTERIOR_K
+from ._validation import (DegenerateDataWarning, FitWarning, PosteriorWarning, check_k,
+                          check_level, check_metric, check_seed, check_whole)
 from .intervals import ConfidenceInterval
 from .metrics import metric_value
 from .model import get_sampling_model, pair_data
-from .parameters import PARAMETER_BOUNDS, WEAK_PRIOR, bounds, coordinate_blocks, n_free_parameters
+from .parameters import (PARAMETER_BOUNDS, PRIORS, WEAK_PRIOR, bounds, coordinate_blocks,
+                         n_free_parameters)
 
 if TYPE_CHECKING:
     import arviz as az
@@ -78,7 +80,7 @@ __all__ = [
 ]
 
 #: Horizons whose metric draws are stored in the posterior by default.
-DEFAULT_K = (1, 5, 10, 60, 100, 1000)
+DEFAULT_K = POSTERIOR_K  # horizons whose metric draws are stored
 
 #: Variable names of the metric draws in the posterior group, by canonical metric.
 METRIC_VARS = {"pass@k": "pass_at_k", "pass^k": "pass_hat_k", "auc@k": "auc_at_k"}
@@ -86,7 +88,6 @@ METRIC_VARS = {"pass@k": "pass_at_k", "pass^k": "pass_hat_k", "auc@k": "auc_at_k
 #: Names of the sampled (unconstrained) coordinates, in the model's order.
 FREE_VARS = ("logit_weights", "logit_mean_first", "log_mean_gaps", "log_concentration")
 
-_PRIORS = ("weak", "flat")
 _SAMPLERS = ("pymc", "nutpie")
 _METHODS = ("eti", "hdi")
 _R_HAT_MAX = 1.01
@@ -98,39 +99,32 @@ _START_JITTER = 0.1
 
 # -- validation ------------------------------------------------------------------
 
-def _whole(value: Any, name: str, minimum: int = 1) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a whole number >= {minimum}, got {value!r}.")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}.")
-    return int(value)
-
-
 def _seed_iv(seed: Any) -> int | None:
-    if seed is None:
-        return None
+    """The seed as the int ``pymc.sample`` takes (drawn from a Generator if given one)."""
+    seed = check_seed(seed)
     if isinstance(seed, np.random.Generator):
         return int(seed.integers(2**31 - 1))
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer or a numpy Generator, got {seed!r}.")
-    return int(seed)
+    if isinstance(seed, np.random.SeedSequence):
+        return int(seed.generate_state(1)[0] % (2**31 - 1))
+    return seed
 
 
 def _sample_iv(draws, chains, tune, prior, sampler, target_accept, cores):
-    draws = _whole(draws, "draws")
-    chains = _whole(chains, "chains")
-    tune = _whole(tune, "tune", minimum=0)
-    if prior not in _PRIORS:
-        raise ValueError(f"unknown prior {prior!r}; expected one of {', '.join(_PRIORS)}.")
+    draws = check_whole(draws, "draws", integral=True)
+    chains = check_whole(chains, "chains", integral=True)
+    tune = check_whole(tune, "tune", minimum=0, integral=True)
+    if prior not in PRIORS:
+        raise ValueError(f"unknown prior {prior!r}; expected one of {', '.join(PRIORS)}.")
     if sampler not in _SAMPLERS:
         raise ValueError(f"unknown sampler {sampler!r}; expected one of {', '.join(_SAMPLERS)}.")
     if not isinstance(target_accept, numbers.Real) or not 0.0 < target_accept < 1.0:
         raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}.")
-    cores = min(chains, 2) if cores is None else _whole(cores, "cores")
+    cores = min(chains, 2) if cores is None else check_whole(cores, "cores", integral=True)
     return draws, chains, tune, cores
 
 
-def _idata_iv(idata) -> None:
+def check_idata(idata) -> None:
+    """Raise TypeError unless `idata` is what :func:`sample` returns."""
     posterior = getattr(idata, "posterior", None) if hasattr(idata, "groups") else None
     if posterior is None or not {"weights", "alpha", "beta"} <= set(posterior.data_vars):
         raise TypeError("idata must be the InferenceData returned by passmix.posterior.sample "
@@ -145,7 +139,7 @@ def _resolve_fit(data, n_components, seed
     from .fit import MixtureFit, fit
 
     if n_components is not None:
-        n_components = _whole(n_components, "n_components")
+        n_components = check_whole(n_components, "n_components", integral=True)
     if not isinstance(data, MixtureFit):
         res = fit(data, n_components=n_components, seed=seed)
         return res, res.n_components, np.asarray(res.params), tuple(res.on_bound)
@@ -469,7 +463,7 @@ def ppc_pvalue(idata) -> float:
     -------
     float
     """
-    _idata_iv(idata)
+    check_idata(idata)
     pp = idata.posterior_predictive
     expected = np.sqrt(pp["expected_histogram"].values)
     t_rep = ((np.sqrt(pp["count_histogram"].values) - expected) ** 2).sum(axis=(-1, -2))
@@ -512,7 +506,7 @@ def posterior_metrics(idata, k=None, *, metric: str | None = None) -> xr.Dataset
     >>> posterior_metrics(idata, k=[1, 9], metric="pass@k").values[0, 0]
     array([0.5, 0.9])
     """
-    _idata_iv(idata)
+    check_idata(idata)
     posterior = idata.posterior
     if k is None:
         if "k" not in posterior.coords:
@@ -540,7 +534,8 @@ def posterior_metrics(idata, k=None, *, metric: str | None = None) -> xr.Dataset
     return out[METRIC_VARS[metrics[0]]] if metric is not None else xr.Dataset(out)
 
 
-def _metric_draws(idata, metric: str, k_arr: np.ndarray) -> xr.DataArray:
+def metric_draws(idata, metric: str, k_arr: np.ndarray) -> xr.DataArray:
+    """Draws of `metric` at horizons `k_arr`: stored ones, or computed from the parameters."""
     name = METRIC_VARS[metric]
     stored = idata.posterior.get(name)
     if stored is not None and np.isin(k_arr, stored["k"].values).all():
@@ -572,19 +567,21 @@ def credible_interval(idata, metric: str, k, level: float = 0.95, *, method: str
     ConfidenceInterval
         ``(lower, upper)``: floats for scalar `k`, arrays otherwise.
     """
-    _idata_iv(idata)
+    check_idata(idata)
     metric = check_metric(metric)
     level = check_level(level)
     if method not in _METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(_METHODS)}.")
     k_arr, scalar = check_k(k)
-    lower, upper = _interval(_metric_draws(idata, metric, k_arr), level, method)
+    lower, upper = draws_interval(metric_draws(idata, metric, k_arr), level, method)
     if scalar:
         return ConfidenceInterval(float(lower[0]), float(upper[0]))
     return ConfidenceInterval(lower, upper)
 
 
-def _interval(draws: xr.DataArray, level: float, method: str) -> tuple[np.ndarray, np.ndarray]:
+def draws_interval(draws: xr.DataArray, level: float, method: str
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed (``"eti"``) or highest-density (``"hdi"``) interval of draws, per k."""
     values = draws.transpose("chain", "draw", "k").values
     if method == "eti":
         flat = values.reshape(-1, values.shape[-1])
@@ -617,14 +614,14 @@ def posterior_summary(idata, k=None, level: float = 0.95) -> pd.DataFrame:
     """
     import arviz as az
 
-    _idata_iv(idata)
+    check_idata(idata)
     level = check_level(level)
     k_arr = idata.posterior["k"].values if k is None else check_k(k)[0]
     frames = []
     for metric in METRIC_VARS:
-        draws = _metric_draws(idata, metric, k_arr)
-        eti = _interval(draws, level, "eti")
-        hdi = _interval(draws, level, "hdi")
+        draws = metric_draws(idata, metric, k_arr)
+        eti = draws_interval(draws, level, "eti")
+        hdi = draws_interval(draws, level, "hdi")
         ds = draws.to_dataset(name="x")
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore", RuntimeWarning)  # constant draws: r_hat is NaN
@@ -675,7 +672,7 @@ def compare_intervals(fit: MixtureFit, idata, k=None, level: float = 0.95, *,
 
     if not isinstance(fit, MixtureFit):
         raise TypeError(f"fit must be a passmix.MixtureFit, got {type(fit).__name__}.")
-    _idata_iv(idata)
+    check_idata(idata)
     level = check_level(level)
     if method not in _METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(_METHODS)}.")
@@ -689,8 +686,8 @@ def compare_intervals(fit: MixtureFit, idata, k=None, level: float = 0.95, *,
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FitWarning)
             delta = fit.delta(metric, k_arr, level, scale=scale)
-        draws = _metric_draws(idata, metric, k_arr)
-        lower, upper = _interval(draws, level, method)
+        draws = metric_draws(idata, metric, k_arr)
+        lower, upper = draws_interval(draws, level, method)
         frames.append(pd.DataFrame({
             "metric": metric, "k": k_arr, "estimate": delta.estimate,
             "delta_lower": delta.lower, "delta_upper": delta.upper,
@@ -724,7 +721,7 @@ def diagnose(idata, var_names=None) -> pd.DataFrame:
     """
     import arviz as az
 
-    _idata_iv(idata)
+    check_idata(idata)
     posterior = idata.posterior
     names = [v for v in FREE_VARS if v in posterior] if var_names is None else list(var_names)
     rows = {}
@@ -801,7 +798,7 @@ def check_diagnostics(idata, *, r_hat_max: float = _R_HAT_MAX, ess_min: float | 
     list of str
         One message per problem; empty when all is well.
     """
-    _idata_iv(idata)
+    check_idata(idata)
     n_chains = idata.posterior.sizes["chain"]
     ess_min = _ESS_PER_CHAIN * n_chains if ess_min is None else float(ess_min)
     coords = diagnose(idata)

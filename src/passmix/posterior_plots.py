@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._validation import FitWarning, check_k, check_level, check_metric
-from .plots import METRIC_LABELS, _default_horizons, _get_ax
-from .posterior import FREE_VARS, _idata_iv, _interval, _metric_draws
+from .plots import METRIC_LABELS, default_horizons, get_ax
+from .posterior import FREE_VARS, check_idata, draws_interval, metric_draws
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -52,7 +52,7 @@ def plot_trace(idata, var_names=None, **kwargs: Any):
     """
     import arviz as az
 
-    _idata_iv(idata)
+    check_idata(idata)
     return az.plot_trace(idata, var_names=_free_names(idata, var_names), **kwargs)
 
 
@@ -64,7 +64,7 @@ def plot_rank(idata, var_names=None, **kwargs: Any):
     """
     import arviz as az
 
-    _idata_iv(idata)
+    check_idata(idata)
     return az.plot_rank(idata, var_names=_free_names(idata, var_names), **kwargs)
 
 
@@ -133,12 +133,12 @@ def plot_posterior_horizon(
     """
     metric = check_metric(metric)
     level = check_level(level)
-    _idata_iv(idata)
-    ks = _default_horizons() if k is None else np.unique(check_k(k)[0])
-    draws = _metric_draws(idata, metric, ks)
-    lower, upper = _interval(draws, level, method)
+    check_idata(idata)
+    ks = default_horizons() if k is None else np.unique(check_k(k)[0])
+    draws = metric_draws(idata, metric, ks)
+    lower, upper = draws_interval(draws, level, method)
     mean = draws.mean(("chain", "draw")).values
-    ax = _get_ax(ax)
+    ax = get_ax(ax)
     h = idata.posterior.sizes["component"]
     prior = idata.posterior.attrs.get("passmix_prior", "")
     if label is None:
@@ -194,7 +194,7 @@ def plot_ppc_counts(idata, *, trials: int | None = None, level: float = 0.9,
     -------
     matplotlib.axes.Axes
     """
-    _idata_iv(idata)
+    check_idata(idata)
     level = check_level(level)
     observed = idata.observed_data["count_histogram"]
     replicated = idata.posterior_predictive["count_histogram"]
@@ -214,7 +214,7 @@ def plot_ppc_counts(idata, *, trials: int | None = None, level: float = 0.9,
     y = observed["successes"].values
     rep = replicated.transpose("chain", "draw", "successes").values.reshape(-1, y.size)
     lo, med, hi = np.quantile(rep, [(1 - level) / 2, 0.5, (1 + level) / 2], axis=0)
-    ax = _get_ax(ax)
+    ax = get_ax(ax)
     ax.bar(y, observed.values, color="0.8", edgecolor="white", label="observed", zorder=1)
     ax.errorbar(y, med, yerr=[med - lo, hi - med], fmt="o", color=color, ms=5, capsize=3,
                 label=f"posterior predictive (median, {100 * level:g}%)", zorder=3)

@@ -21,7 +21,7 @@ Unlike the delta method the interval
   data allow, where the delta method treats the bounded coordinates as known.
 
 The search runs on the logit scale, computed in log space
-(:func:`passmix.metrics._evaluate_logit`), so ends far below the float range
+(:func:`passmix.metrics.evaluate_logit`), so ends far below the float range
 (Pass^k at large k) are located as precisely as ends near 1/2. Ends are then
 widened, never narrowed, where the optimiser's imprecision would break an
 ordering that every point of the region satisfies (the ends are monotone in
@@ -42,7 +42,7 @@ from scipy.stats import chi2
 
 from ._validation import check_k, check_level, check_metric
 from .intervals import ConfidenceInterval, widen_degenerate
-from .metrics import _evaluate, _evaluate_logit
+from .metrics import evaluate_metric, evaluate_logit
 from .parameters import unpack, unpack_jacobian
 
 __all__ = ["ProfileResult", "extreme_on_region", "profile_interval", "repair_across_metrics"]
@@ -262,7 +262,7 @@ def profile_interval(objective, params, loglik: float, covariance, box, n_compon
     drop = 0.5 * float(chi2.ppf(level, 1))
     threshold = loglik - drop
     weights, alpha, beta = unpack(z_hat, h)
-    estimate = _evaluate(metric, weights, alpha, beta, k_arr)
+    estimate = evaluate_metric(metric, weights, alpha, beta, k_arr)
 
     tol = 1e-6 * (1.0 + np.abs(box))
     held = (z_hat <= box[:, 0] + tol[:, 0]) | (z_hat >= box[:, 1] - tol[:, 1])
@@ -292,7 +292,7 @@ def profile_interval(objective, params, loglik: float, covariance, box, n_compon
         def value(x, kk=kk):
             z = search.to_z(x)
             mixture = unpack(z, h)
-            u, (d_w, d_a, d_b) = _evaluate_logit(metric, *mixture, kk)
+            u, (d_w, d_a, d_b) = evaluate_logit(metric, *mixture, kk)
             grad = np.concatenate([d_w[0], d_a[0], d_b[0]]) @ unpack_jacobian(z, h, mixture)
             return float(u[0]), grad * search.dz_dx(x)
 
@@ -315,7 +315,7 @@ def profile_interval(objective, params, loglik: float, covariance, box, n_compon
                     break
             previous[sign] = best
             w, a, b = unpack(search.to_z(best), h)
-            end = _evaluate(metric, w, a, b, kk)[0]
+            end = evaluate_metric(metric, w, a, b, kk)[0]
             converged[i, j] = ok
             if sign > 0:
                 lower[i] = end

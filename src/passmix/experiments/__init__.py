@@ -1,29 +1,28 @@
 """Experimental protocols that compare the mixture with the direct estimators.
 
 :mod:`~passmix.experiments.repeated` runs the first paper's repeated-trial
-protocol (``docs/formulas.md``, section 5); :mod:`~passmix.experiments.report` turns
-its errors into the paper's tables and a Markdown report;
-:mod:`~passmix.experiments.figures` draws its figures.
+protocol (``docs/formulas.md``, section 5); :mod:`~passmix.experiments.report`
+turns its errors into the paper's tables and a Markdown report;
+:mod:`~passmix.experiments.figures` draws its figures;
+:mod:`~passmix.experiments.coverage` measures the coverage of intervals. What
+the protocols share (seed streams, cache, executor) is in
+:mod:`~passmix.experiments._harness`.
 """
 
+from ._harness import group_id
+from .grids import PAPER_K, PAPER_M, default_k_grid, default_m_grid
 from .repeated import (
-    METHODS,
-    PAPER_K,
-    PAPER_M,
     RepeatedConfig,
     RepeatedResult,
-    default_k_grid,
-    default_m_grid,
-    group_id,
     load_repeated,
     nested_subsets,
+    protocol_methods,
     repeated_experiment,
     run_repeated,
 )
 from .report import summary_tables, write_report
 
 __all__ = [
-    "METHODS",
     "PAPER_K",
     "PAPER_M",
     "RepeatedConfig",
@@ -33,6 +32,7 @@ __all__ = [
     "group_id",
     "load_repeated",
     "nested_subsets",
+    "protocol_methods",
     "repeated_experiment",
     "run_repeated",
     "summary_tables",

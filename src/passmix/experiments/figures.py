@@ -24,7 +24,7 @@ import pandas as pd
 
 from .._validation import METRICS
 from ..plots import METRIC_LABELS
-from .repeated import METHODS
+from ._harness import protocol_methods
 from .report import default_report_k, default_report_m, group_columns
 
 if TYPE_CHECKING:
@@ -42,6 +42,18 @@ STYLE = {
     "mixture": {"color": "#1b9e77", "marker": "D", "label": "Mixture"},
 }
 REFERENCE_STYLE = {"color": "0.15", "marker": ".", "label": "Reference (all trials)"}
+
+
+def _style(method: str) -> dict:
+    """A method's colour, marker and label; grey crosses for estimators added later."""
+    return STYLE.get(method, {"color": "0.45", "marker": "x", "label": method})
+
+
+def _methods(part: pd.DataFrame) -> list[str]:
+    """The methods present in `part`, in the protocol's order."""
+    present = set(part["method"])
+    return [m for m in protocol_methods() if m in present] + sorted(
+        present - set(protocol_methods()))
 
 
 def _pyplot():
@@ -126,11 +138,9 @@ def plot_mae_vs_k(errors: pd.DataFrame, m: Sequence[int] | None = None,
         for j, budget in enumerate(budgets):
             ax = axes[i, j]
             part = cells[(cells["metric"] == metric) & (cells["m"] == budget)]
-            for method in METHODS:
+            for method in _methods(part):
                 line = part[part["method"] == method]
-                if not line.empty:
-                    ax.plot(line["k"], line["abs_error"], ms=3.5, lw=1.4,
-                            **STYLE[method])
+                ax.plot(line["k"], line["abs_error"], ms=3.5, lw=1.4, **_style(method))
             ax.axvline(budget, color="0.5", ls=":", lw=1.0)
             ax.set_xscale("log")
             _log_y(ax, part["abs_error"].to_numpy())
@@ -162,10 +172,9 @@ def plot_mae_vs_m(errors: pd.DataFrame, k: int) -> Figure:
     for j, metric in enumerate(METRICS):
         ax = axes[0, j]
         part = cells[cells["metric"] == metric]
-        for method in METHODS:
+        for method in _methods(part):
             line = part[part["method"] == method]
-            if not line.empty:
-                ax.plot(line["m"], line["abs_error"], ms=4, lw=1.4, **STYLE[method])
+            ax.plot(line["m"], line["abs_error"], ms=4, lw=1.4, **_style(method))
         ax.set_xscale("log")
         _log_y(ax, part["abs_error"].to_numpy())
         ax.set_title(f"{METRIC_LABELS[metric].replace('k', str(k))}")

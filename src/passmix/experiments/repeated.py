@@ -3,44 +3,36 @@
 For each group (one system on one benchmark) and each seed, the recorded
 trials of every task are put in random order and the first ``m`` are kept,
 for every ``m`` of a grid (the subsets are nested). From each subset every
-method estimates Pass@k, Pass^k and AUC@k at every horizon of a grid:
-
-* ``naive``: the plug-in estimator (:func:`passmix.naive_estimate`);
-* ``combinatorial``: the unbiased estimator, where ``k <= m``
-  (:func:`passmix.combinatorial_estimate`);
-* ``mixture``: the Beta mixture chosen by BIC (:func:`passmix.fit`), with its
-  delta-method interval at the default scale.
+registered estimator (:mod:`passmix.registry`: ``naive``, ``combinatorial``
+where ``k <= m``, ``mixture`` with its interval, and any added) estimates
+Pass@k, Pass^k and AUC@k at every horizon of a grid.
 
 The error is the distance, in percentage points, to the *reference*: the
-combinatorial estimate on all recorded trials (defined for ``k`` up to the
-smallest number of trials of a task).
+combinatorial estimate on all recorded trials, defined for ``k`` up to the
+smallest number of trials of a task of that group. A group whose trials do
+not reach a horizon is left out at that horizon (and a warning names it).
 
 Randomness is derived from the seed and the group alone, never from the
-order in which work is scheduled: the subsets of group ``g`` under seed ``s``
-come from ``numpy.random.default_rng([s, group_id(g), 0])`` and the fit at
-``m`` from ``numpy.random.default_rng([s, group_id(g), 1, m])``, where
-:func:`group_id` is a CRC-32 of the group label. Results are the same with one
-process, several, or a Dask cluster.
+order in which work is scheduled (:mod:`passmix.experiments._harness`): the
+subsets of group ``g`` under seed ``s`` come from ``stream(s, group_id(g), 0)``
+and the fits at ``m`` from ``stream(s, group_id(g), 1, m)``. Results are the
+same with one process, several, or a Dask cluster.
 
 Work is split into one task per (group, seed) that fits every ``m`` of that
-seed, so a worker process compiles the PyTensor models once and reuses them.
-The results of a (group, seed) task are written to one cache file per
-(group, seed, m) as soon as the task returns, so an interrupted run resumes
-from the last finished task; a rerun computes only the budgets not cached.
+seed, so a worker process compiles the PyTensor model once and reuses it.
+The results of a (group, seed) task are cached per (group, seed, m) as soon
+as the task returns, so an interrupted run resumes from the last finished
+task; a rerun computes only the budgets not cached.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import numbers
 import os
-import sys
 import time
 import warnings
-import zlib
-from collections.abc import Hashable, Iterator, Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,21 +41,18 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from .._validation import METRICS, check_k, check_level
-from ..data import (
-    OUTCOME_ALIASES,
-    SUCCESSES_ALIASES,
-    TASK_ALIASES,
-    TRIALS_ALIASES,
-    Counts,
-    read_counts,
-)
-from ..estimators import combinatorial_estimate, naive_estimate
-from ..fit import INTERVAL_METHODS, fit
+from .._defaults import INTERVAL_METHODS, METRICS
+from .._validation import check_k, check_level
+from ..data import Counts, as_group_columns, read_trials
+from ..estimators import combinatorial_estimate
+from ..registry import get_estimator
+from ..tables import recorded_warnings, result_rows
+from ._harness import (Cache, data_hash, execute, group_id, jobs_iv, positive_int,
+                       protocol_methods, seeds_iv, stream)
+from .grids import PAPER_K, PAPER_M, default_k_grid, default_m_grid
 
 __all__ = [
     "ERROR_COLUMNS",
-    "METHODS",
     "PAPER_K",
     "PAPER_M",
     "RepeatedConfig",
@@ -73,15 +62,11 @@ __all__ = [
     "group_id",
     "load_repeated",
     "nested_subsets",
+    "protocol_methods",
     "repeated_experiment",
     "run_repeated",
 ]
 
-#: Methods compared, in output order.
-METHODS = ("naive", "combinatorial", "mixture")
-#: The paper's grids for 80 recorded trials per task.
-PAPER_M = (5, 10, 15, 20, 25, 30, 35, 40, 50, 60, 70, 80)
-PAPER_K = (2, 5, 10, 20, 30, 40, 50, 60, 70, 80)
 #: Columns of the errors table after the group columns.
 ERROR_COLUMNS = ("seed", "m", "k", "metric", "method", "estimate", "lower", "upper",
                  "reference", "abs_error")
@@ -89,112 +74,9 @@ ERROR_COLUMNS = ("seed", "m", "k", "metric", "method", "estimate", "lower", "upp
 FIT_COLUMNS = ("seed", "m", "n_components", "converged", "on_bound", "loglik", "bic",
                "bic_by_h", "seconds", "warnings", "error")
 
-_LADDER = (2, 3, 5, 10, 20, 50, 100, 200)
-_K_LADDER = (2, 5)  # times powers of ten: 2, 5, 10, 20, 50, 100, ...
-_PROTOCOL_VERSION = 2
-_NOISE = r"PyTensor could not link to a BLAS"
+_PROTOCOL_VERSION = 3
 
 GroupData = Counts | np.ndarray
-
-
-# --------------------------------------------------------------------------
-# grids
-# --------------------------------------------------------------------------
-
-
-def default_m_grid(n_trials: int) -> tuple[int, ...]:
-    """Budgets ``m`` (trials kept per task) for data with `n_trials` trials per task.
-
-    Parameters
-    ----------
-    n_trials : int
-        Recorded trials per task (the smallest, if they differ).
-
-    Returns
-    -------
-    tuple of int
-
-    Notes
-    -----
-    * 80 trials: the paper's grid ``5, 10, 15, ..., 40, 50, 60, 70, 80``.
-    * at most 5 trials: ``2, ..., n_trials - 1`` (one trial identifies only the
-      mean, and keeping every trial leaves nothing to extrapolate);
-    * otherwise the ladder ``2, 3, 5, 10, 20, 50, 100, 200`` up to
-      ``n_trials / 2``, from 5 on when there are at least 20 trials (fewer
-      than 5 trials of 20 or more is not a budget anyone chooses).
-
-    Examples
-    --------
-    >>> from passmix.experiments import default_m_grid
-    >>> default_m_grid(10_000)
-    (5, 10, 20, 50, 100, 200)
-    >>> default_m_grid(10), default_m_grid(4)
-    ((2, 3, 5), (2, 3))
-    """
-    n_trials = _positive_int(n_trials, "n_trials")
-    if n_trials == 80:
-        return PAPER_M
-    if n_trials <= 5:
-        grid = tuple(range(2, n_trials))
-    else:
-        start = 5 if n_trials >= 20 else 2
-        grid = tuple(m for m in _LADDER if start <= m <= n_trials / 2)
-    if not grid:
-        raise ValueError(f"no default budgets for {n_trials} trials per task; pass m=.")
-    return grid
-
-
-def default_k_grid(n_trials: int) -> tuple[int, ...]:
-    """Horizons ``k`` at which the reference on `n_trials` trials is defined.
-
-    Parameters
-    ----------
-    n_trials : int
-        Recorded trials per task (the smallest, if they differ).
-
-    Returns
-    -------
-    tuple of int
-
-    Notes
-    -----
-    80 trials: the paper's grid ``2, 5, 10, 20, ..., 80``. At most 10 trials:
-    every ``k`` from 2 to `n_trials`. Otherwise the log grid
-    ``2, 5, 10, 20, 50, ...`` up to `n_trials`, which is itself added last.
-
-    Examples
-    --------
-    >>> from passmix.experiments import default_k_grid
-    >>> default_k_grid(10_000)
-    (2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000)
-    >>> default_k_grid(4)
-    (2, 3, 4)
-    """
-    n_trials = _positive_int(n_trials, "n_trials")
-    if n_trials == 80:
-        return PAPER_K
-    if n_trials < 2:
-        raise ValueError("one trial per task defines no horizon beyond k = 1; pass k=.")
-    if n_trials <= 10:
-        return tuple(range(2, n_trials + 1))
-    grid = []
-    power = 1
-    while True:
-        values = [b * power for b in _K_LADDER] + [10 * power]
-        grid.extend(v for v in values if v <= n_trials)
-        if 10 * power >= n_trials:
-            break
-        power *= 10
-    grid.append(n_trials)
-    return tuple(sorted(set(grid)))
-
-
-def _positive_int(value: Any, name: str) -> int:
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a whole number >= 1, got {value!r}.")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}.")
-    return int(value)
 
 
 def _interval_iv(interval: Any) -> str:
@@ -212,22 +94,6 @@ def _grid_iv(values: Any, name: str) -> tuple[int, ...]:
 # --------------------------------------------------------------------------
 # data: counts (hypergeometric subsets) or 0/1 matrices (permutations)
 # --------------------------------------------------------------------------
-
-
-def group_id(key: tuple) -> int:
-    """Stable 32-bit id of a group key, used to derive the group's random streams.
-
-    It is a CRC-32 of ``repr`` of the key's Python values, so it does not
-    depend on which other groups are present or on their order.
-
-    Examples
-    --------
-    >>> from passmix.experiments import group_id
-    >>> group_id(("Pythia 12B",)) == group_id(("Pythia 12B",))
-    True
-    """
-    plain = tuple(v.item() if isinstance(v, np.generic) else v for v in key)
-    return zlib.crc32(repr(plain).encode("utf-8"))
 
 
 def _matrix_iv(matrix: Any, name: str) -> np.ndarray:
@@ -298,7 +164,7 @@ def nested_subsets(data: GroupData, m: Sequence[int], rng: Any) -> dict[int, Cou
     0     0          3       4
     1     1          0       3
     """
-    budgets = sorted({_positive_int(v, "m") for v in m})
+    budgets = sorted({positive_int(v, "m") for v in m})
     gen = np.random.default_rng(rng)
     if isinstance(data, Counts):
         return _subsets_from_counts(data, budgets, gen)
@@ -336,42 +202,6 @@ def _subsets_from_counts(counts: Counts, budgets: list[int], gen: np.random.Gene
     return out
 
 
-def _layout_of(columns: list, group_cols: list, layout: str, task: Hashable | None,
-               successes: Hashable | None, trials: Hashable | None,
-               outcome: Hashable | None) -> str:
-    """The layout :func:`passmix.read_counts` detects (same alias rules)."""
-    if successes is not None or trials is not None:
-        return "counts"
-    if outcome is not None:
-        return "long"
-    if layout != "auto":
-        return layout
-    lowered = {str(c).strip().lower() for c in columns
-               if c not in group_cols and c != task and isinstance(c, str)}
-    if lowered & set(SUCCESSES_ALIASES) and lowered & set(TRIALS_ALIASES):
-        return "counts"
-    if lowered & set(OUTCOME_ALIASES):
-        return "long"
-    return "matrix"
-
-
-def _find(columns: Sequence[Hashable], aliases: Sequence[str]) -> Hashable | None:
-    lowered: dict[str, Hashable] = {}
-    for col in columns:
-        if isinstance(col, str):
-            lowered.setdefault(col.strip().lower(), col)
-    return next((lowered[a] for a in aliases if a in lowered), None)
-
-
-def _group_cols(group_by: Any) -> list:
-    """`group_by` as a list of columns, read as :func:`passmix.read_counts` reads it."""
-    if group_by is None:
-        return []
-    if isinstance(group_by, (str, tuple)) or not pd.api.types.is_list_like(group_by):
-        return [group_by]
-    return list(group_by)
-
-
 def load_repeated(
     source: pd.DataFrame | str | os.PathLike,
     *,
@@ -384,22 +214,11 @@ def load_repeated(
 ) -> dict[tuple, GroupData]:
     """Read repeated-trial data per group, keeping single trials where they exist.
 
-    Parameters
-    ----------
-    source : DataFrame, str or path
-        As for :func:`passmix.read_counts` (which validates it).
-    group_by, layout, task, successes, trials, outcome
-        As for :func:`passmix.read_counts`.
-
-    Returns
-    -------
-    dict of tuple to Counts or ndarray
-        Per group (1-tuples for one column; ``()`` without `group_by`): a
-        :class:`~passmix.Counts` for a table of counts, or a tasks x trials
-        float matrix of 0/1 outcomes (NaN: not run) for one row per attempt
-        (*long*) or one column per attempt (*matrix*), so the protocol can
-        permute the recorded trials. Tasks are in the order
-        :func:`passmix.read_counts` gives them.
+    :func:`passmix.read_trials` with the result always a dict (``()`` as the
+    key without `group_by`): per group a :class:`~passmix.Counts` for a table
+    of counts, or a tasks x trials float matrix of 0/1 outcomes (NaN: not run)
+    for one row per attempt or one column per attempt, so the protocol can
+    permute the recorded trials.
 
     Examples
     --------
@@ -411,49 +230,9 @@ def load_repeated(
     array([[1., 0.],
            [0., 0.]])
     """
-    counts = read_counts(source, layout=layout, group_by=group_by, task=task,
-                         successes=successes, trials=trials, outcome=outcome)
-    groups = counts if isinstance(counts, dict) else {(): counts}
-    df = source if isinstance(source, pd.DataFrame) else None
-    if df is None:
-        from ..data import _read_file  # the same reader read_counts used
-
-        df, _ = _read_file(Path(source))
-    group_cols = _group_cols(group_by)
-    kind = _layout_of(list(df.columns), group_cols, layout.lower(), task, successes,
-                      trials, outcome)
-    if kind == "counts":
-        return groups
-    free = [c for c in df.columns if c not in group_cols and c != task]
-    if task is None:
-        task = _find(free, TASK_ALIASES)
-        free = [c for c in free if c != task]
-    parts = (df.groupby(group_cols, sort=False) if group_cols else [((), df)])
-    out: dict[tuple, GroupData] = {}
-    by_key = {}
-    for key, sub in parts:
-        tkey = tuple(v.item() if isinstance(v, np.generic) else v
-                     for v in (key if isinstance(key, tuple) else (key,)))
-        by_key[tkey] = sub
-    for key, counts_g in groups.items():
-        sub = by_key[key]
-        if kind == "long":
-            o_col = outcome if outcome is not None else _find(free, OUTCOME_ALIASES)
-            codes, _ = pd.factorize(sub[task], sort=False)
-            position = sub.groupby(codes).cumcount().to_numpy()
-            matrix = np.full((codes.max() + 1, position.max() + 1), np.nan)
-            values = pd.to_numeric(sub[o_col].astype(object)).to_numpy(dtype=np.float64,
-                                                                       na_value=np.nan)
-            matrix[codes, position] = values
-        else:
-            matrix = sub[free].astype(float).to_numpy()
-        # the same tasks in the same order as read_counts, checked by the totals
-        run = ~np.isnan(matrix)
-        if not (np.array_equal(run.sum(axis=1), counts_g.trials)
-                and np.array_equal(np.where(run, matrix, 0).sum(axis=1), counts_g.successes)):
-            raise RuntimeError(f"group {key!r}: the trial matrix does not match the counts.")
-        out[key] = matrix
-    return out
+    out = read_trials(source, layout=layout, group_by=group_by, task=task,
+                      successes=successes, trials=trials, outcome=outcome)
+    return out if isinstance(out, dict) else {(): out}
 
 
 # --------------------------------------------------------------------------
@@ -470,7 +249,7 @@ class RepeatedConfig:
     m : tuple of int
         Budgets (trials kept per task).
     k : tuple of int
-        Horizons.
+        Horizons (a group whose trials do not reach one is left out there).
     seeds : tuple of int
         Subsampling seeds.
     level : float
@@ -479,6 +258,8 @@ class RepeatedConfig:
         Passed to :func:`passmix.fit`.
     interval : {"profile", "delta"}
         Interval method of the mixture (:meth:`passmix.MixtureFit.interval`).
+    methods : tuple of str
+        Estimators run, in the protocol's order (:func:`protocol_methods`).
     """
 
     m: tuple[int, ...]
@@ -488,19 +269,22 @@ class RepeatedConfig:
     max_components: int = 4
     n_init: int = 10
     interval: str = "profile"
+    methods: tuple[str, ...] = ("naive", "combinatorial", "mixture")
 
     def cache_key(self) -> str:
         """Hash of the settings that change a (group, seed, m) result."""
         payload = {"protocol": _PROTOCOL_VERSION, "passmix": __version__, "k": list(self.k),
                    "level": self.level, "max_components": self.max_components,
-                   "n_init": self.n_init, "interval": self.interval}
+                   "n_init": self.n_init, "interval": self.interval,
+                   "methods": list(self.methods)}
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:12]
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-Python view (for ``config.json``)."""
         return {"m": list(self.m), "k": list(self.k), "seeds": list(self.seeds),
                 "level": self.level, "max_components": self.max_components,
-                "n_init": self.n_init, "interval": self.interval}
+                "n_init": self.n_init, "interval": self.interval,
+                "methods": list(self.methods)}
 
 
 @dataclass
@@ -527,6 +311,8 @@ class RepeatedResult:
         Names of the group columns (``["group"]`` without groups).
     n_trials : int
         Smallest number of recorded trials of a task over all groups.
+    group_trials : dict
+        Smallest number of recorded trials of a task, per group.
     """
 
     errors: pd.DataFrame
@@ -536,6 +322,7 @@ class RepeatedResult:
     group_cols: list[str]
     n_trials: int
     timings: dict[str, float] = field(default_factory=dict)
+    group_trials: dict[tuple, int] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------
@@ -544,7 +331,9 @@ class RepeatedResult:
 
 
 @dataclass(frozen=True)
-class _Task:
+class _Unit:
+    """One (group, seed): the budgets still to run, at the group's horizons."""
+
     key: tuple
     gid: int
     data: GroupData
@@ -555,110 +344,52 @@ class _Task:
     max_components: int
     n_init: int
     interval: str
+    methods: tuple[str, ...]
 
 
-def _estimate_unit(sub: Counts, task: _Task, m: int) -> dict[str, Any]:
-    """Every method's estimates at every k from one subset, and the fit's summary."""
-    ks = np.asarray(task.k, dtype=np.int64)
+def _estimate_unit(sub: Counts, unit: _Unit, m: int) -> dict[str, Any]:
+    """Every method's estimates at every k from one subset, and the mixture's summary."""
+    ks = np.asarray(unit.k, dtype=np.int64)
     rows: list[list[Any]] = []
-    m_min = int(sub.trials[sub.trials > 0].min())
-    comb_ok = ks <= m_min
-    info: dict[str, Any] = {"seed": task.seed, "m": m}
+    info: dict[str, Any] = {"seed": unit.seed, "m": m}
     started = time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        warnings.filterwarnings("ignore", message=_NOISE)
-        try:
-            res = fit(sub, max_components=task.max_components, n_init=task.n_init,
-                      seed=np.random.default_rng([task.seed, task.gid, 1, m]))
-        except (ValueError, RuntimeError) as err:
-            res = None
-            info["error"] = f"{type(err).__name__}: {err}"
-        summary = None if res is None else res.summary(ks, task.level, method=task.interval)
-        for metric in METRICS:
-            naive = naive_estimate(sub, metric, ks)
-            rows.extend([task.seed, m, int(k), metric, "naive", float(v), None, None]
-                        for k, v in zip(ks, naive))
-            if comb_ok.any():
-                comb = combinatorial_estimate(sub, metric, ks[comb_ok])
-                rows.extend([task.seed, m, int(k), metric, "combinatorial", float(v), None, None]
-                            for k, v in zip(ks[comb_ok], comb))
-            if res is None:
-                rows.extend([task.seed, m, int(k), metric, "mixture", None, None, None]
-                            for k in ks)
+    options = {"seed": stream(unit.seed, unit.gid, 1, m),
+               "max_components": unit.max_components, "n_init": unit.n_init}
+    with recorded_warnings() as caught:
+        for name in unit.methods:
+            try:
+                result = get_estimator(name)(sub, **options)
+                part = result_rows(result, ks, unit.level, unit.interval)
+            except (ValueError, RuntimeError) as err:
+                if name == "mixture":
+                    info["error"] = f"{type(err).__name__}: {err}"
+                rows.extend([unit.seed, m, int(k), metric, name, None, None, None]
+                            for metric in METRICS for k in ks)
                 continue
-            part = summary[summary["metric"] == metric]
-            rows.extend([task.seed, m, int(k), metric, "mixture", float(e), float(lo), float(hi)]
-                        for k, e, lo, hi in zip(ks, part["estimate"], part["lower"],
-                                                part["upper"]))
-    if res is not None:
-        table = res.bic_table
-        info.update({
-            "n_components": res.n_components, "converged": bool(res.converged),
-            "on_bound": ", ".join(res.on_bound), "loglik": float(res.loglik),
-            "bic": float(res.bic),
-            "bic_by_h": json.dumps({int(h): float(b) for h, b in
-                                    zip(table["n_components"], table["bic"])}),
-        })
+            # an estimate that does not exist at a horizon (combinatorial, k > m) is no row
+            rows.extend([unit.seed, m, r["k"], r["metric"], name, r["estimate"],
+                         None if np.isnan(r["lower"]) else r["lower"],
+                         None if np.isnan(r["upper"]) else r["upper"]]
+                        for r in part if not np.isnan(r["estimate"]))
+            if name == "mixture":
+                table = result.bic_table
+                info.update({
+                    "n_components": result.n_components, "converged": bool(result.converged),
+                    "on_bound": ", ".join(result.on_bound), "loglik": float(result.loglik),
+                    "bic": float(result.bic),
+                    "bic_by_h": json.dumps({int(h): float(b) for h, b in
+                                            zip(table["n_components"], table["bic"])}),
+                })
     info["seconds"] = time.perf_counter() - started
     info["warnings"] = " | ".join(dict.fromkeys(" ".join(str(w.message).split())
                                                 for w in caught))
     return {"m": m, "rows": rows, "fit": info}
 
 
-def _run_task(task: _Task) -> tuple[tuple, int, list[dict[str, Any]]]:
+def _run_unit(unit: _Unit) -> tuple[tuple, int, list[dict[str, Any]]]:
     """One (group, seed): the nested subsets and every m's estimates (worker side)."""
-    subsets = nested_subsets(task.data, task.m, np.random.default_rng([task.seed, task.gid, 0]))
-    return task.key, task.seed, [_estimate_unit(subsets[m], task, m) for m in task.m]
-
-
-# --------------------------------------------------------------------------
-# cache
-# --------------------------------------------------------------------------
-
-
-def _data_hash(key: tuple, data: GroupData) -> str:
-    h = hashlib.sha256(repr(key).encode())
-    if isinstance(data, Counts):
-        h.update(b"counts")
-        h.update(np.ascontiguousarray(data.successes).tobytes())
-        h.update(np.ascontiguousarray(data.trials).tobytes())
-    else:
-        h.update(b"matrix" + repr(data.shape).encode())
-        h.update(np.ascontiguousarray(data).tobytes())
-    return h.hexdigest()[:16]
-
-
-class _Cache:
-    """One JSON file per (group, seed, m) under ``root/<config>/<group data>/``."""
-
-    def __init__(self, root: Path | None, config: RepeatedConfig,
-                 data_hashes: dict[tuple, str]) -> None:
-        self.root = None if root is None else Path(root) / config.cache_key()
-        self.hashes = data_hashes
-
-    def path(self, key: tuple, seed: int, m: int) -> Path | None:
-        if self.root is None:
-            return None
-        return self.root / self.hashes[key] / f"seed{seed}_m{m}.json"
-
-    def read(self, key: tuple, seed: int, m: int) -> dict[str, Any] | None:
-        path = self.path(key, seed, m)
-        if path is None or not path.exists():
-            return None
-        try:
-            return json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):  # a damaged file is recomputed
-            return None
-
-    def write(self, key: tuple, seed: int, unit: dict[str, Any]) -> None:
-        path = self.path(key, seed, unit["m"])
-        if path is None:
-            return
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}")
-        tmp.write_text(json.dumps(unit), encoding="utf-8")
-        os.replace(tmp, path)  # atomic: an interrupted write leaves no partial file
+    subsets = nested_subsets(unit.data, unit.m, stream(unit.seed, unit.gid, 0))
+    return unit.key, unit.seed, [_estimate_unit(subsets[m], unit, m) for m in unit.m]
 
 
 # --------------------------------------------------------------------------
@@ -699,38 +430,6 @@ def _groups_iv(groups: Any, group_cols: Sequence[str]) -> tuple[dict[tuple, Grou
     return out, cols
 
 
-def _seeds_iv(seeds: Any) -> tuple[int, ...]:
-    if isinstance(seeds, numbers.Integral) and not isinstance(seeds, (bool, np.bool_)):
-        return tuple(range(_positive_int(seeds, "seeds")))
-    values = tuple(int(s) for s in seeds)
-    if not values or any(s < 0 for s in values) or len(set(values)) != len(values):
-        raise ValueError(f"seeds must be a count >= 1 or distinct integers >= 0, got {seeds!r}.")
-    return values
-
-
-@contextlib.contextmanager
-def _backend(client: Any) -> Iterator[None]:
-    if client is None:
-        yield
-        return
-    import joblib
-
-    # Each fit records its warnings and pins BLAS threads, both process-wide
-    # state: two fits in threads of one worker would mix them up.
-    threads = client.nthreads()
-    per_process: dict[Any, int] = {}
-    for worker, pid in client.run(os.getpid).items():
-        per_process[pid] = per_process.get(pid, 0) + threads.get(worker, 1)
-    if any(n > 1 for n in per_process.values()):
-        raise ValueError(
-            "passmix needs Dask workers that are processes with one thread each "
-            "(threads_per_worker=1, processes=True); this cluster runs "
-            f"{max(per_process.values())} threads in one process."
-        )
-    with joblib.parallel_config(backend="dask", client=client):
-        yield
-
-
 def run_repeated(
     groups: Mapping[tuple, GroupData] | GroupData,
     *,
@@ -742,6 +441,7 @@ def run_repeated(
     max_components: int = 4,
     n_init: int = 10,
     interval: str = "profile",
+    methods: str | Sequence[str] = "all",
     jobs: int = 1,
     client: Any = None,
     cache_dir: str | os.PathLike | None = None,
@@ -761,9 +461,10 @@ def run_repeated(
     m : sequence of int, optional
         Budgets; default :func:`default_m_grid` of the smallest trial count.
     k : sequence of int, optional
-        Horizons; default :func:`default_k_grid`. Horizons beyond the
-        smallest trial count of a task have no reference and are dropped
-        (with a warning).
+        Horizons; default each group's :func:`default_k_grid` (their union).
+        A horizon beyond a group's smallest trial count has no reference
+        there: that group is left out at that horizon, with a warning naming
+        it when the horizon was asked for.
     seeds : int or sequence of int, default 3
         A count (seeds ``0 .. seeds - 1``) or the seeds themselves.
     level : float, default 0.95
@@ -772,6 +473,8 @@ def run_repeated(
         Passed to :func:`passmix.fit`.
     interval : {"profile", "delta"}, default "profile"
         Interval method of the mixture (:meth:`passmix.MixtureFit.interval`).
+    methods : str or sequence of str, default "all"
+        Registered estimators to run (:func:`passmix.register_estimator`).
     jobs : int, default 1
         Worker processes (joblib's loky backend); ``-1`` for all cores. With
         `client`, the number of concurrent tasks (``-1``: as many as the
@@ -806,79 +509,103 @@ def run_repeated(
     data, cols = _groups_iv(groups, group_cols)
     level = check_level(level)
     full = {key: _full_counts(d) for key, d in data.items()}
-    n_trials = int(min(c.trials[c.trials > 0].min() for c in full.values()))
+    trials_of = {key: int(c.trials[c.trials > 0].min()) for key, c in full.items()}
+    n_trials = min(trials_of.values())
     m_grid = default_m_grid(n_trials) if m is None else _grid_iv(m, "m")
-    k_grid = default_k_grid(n_trials) if k is None else _grid_iv(k, "k")
-    beyond = [v for v in k_grid if v > n_trials]
-    if beyond:
-        warnings.warn(f"no reference beyond k = {n_trials} (the fewest trials of a task); "
-                      f"dropping k = {', '.join(map(str, beyond))}.", UserWarning, stacklevel=2)
-        k_grid = tuple(v for v in k_grid if v <= n_trials)
-        if not k_grid:
-            raise ValueError(f"every horizon exceeds {n_trials}, the fewest trials of a task.")
-    config = RepeatedConfig(m=m_grid, k=k_grid, seeds=_seeds_iv(seeds), level=level,
-                            max_components=_positive_int(max_components, "max_components"),
-                            n_init=_positive_int(n_init, "n_init"),
-                            interval=_interval_iv(interval))
-    if not isinstance(jobs, numbers.Integral) or jobs == 0 or jobs < -1:
-        raise ValueError(f"jobs must be >= 1 or -1, got {jobs!r}.")
+    if k is None:
+        per_group = {key: default_k_grid(t) for key, t in trials_of.items()}
+        k_grid = tuple(sorted({v for grid in per_group.values() for v in grid}))
+    else:
+        k_grid = _grid_iv(k, "k")
+        per_group = {key: tuple(v for v in k_grid if v <= t) for key, t in trials_of.items()}
+        _warn_unreached(k_grid, per_group, trials_of, cols)
+    if not any(per_group.values()):
+        raise ValueError(f"every horizon exceeds {max(trials_of.values())}, the most "
+                         f"trials of a task any group has.")
+    config = RepeatedConfig(m=m_grid, k=k_grid, seeds=seeds_iv(seeds), level=level,
+                            max_components=positive_int(max_components, "max_components"),
+                            n_init=positive_int(n_init, "n_init"),
+                            interval=_interval_iv(interval),
+                            methods=_methods_iv(methods))
+    jobs = jobs_iv(jobs)
 
     started = time.perf_counter()
-    references = _references(full, config.k, cols)
-    cache = _Cache(cache_dir, config, {key: _data_hash(key, d) for key, d in data.items()})
+    references = _references(full, per_group, cols)
+    cache = Cache(cache_dir, config.cache_key(), {key: data_hash(key, d)
+                                                  for key, d in data.items()})
     units: dict[tuple, dict[str, Any]] = {}
-    tasks = []
+    todo = []
     for key, d in data.items():
         gid = group_id(key)
         for seed in config.seeds:
             missing = []
             for budget in config.m:
-                hit = cache.read(key, seed, budget)
+                hit = cache.read(key, f"seed{seed}_m{budget}")
                 if hit is None:
                     missing.append(budget)
                 else:
                     units[(key, seed, budget)] = hit
-            if missing:
-                tasks.append(_Task(key, gid, d, seed, tuple(missing), config.k, config.level,
-                                   config.max_components, config.n_init, config.interval))
+            if missing and per_group[key]:
+                todo.append(_Unit(key, gid, d, seed, tuple(missing), per_group[key],
+                                  config.level, config.max_components, config.n_init,
+                                  config.interval, config.methods))
+
+    def keep(result: tuple[tuple, int, list[dict[str, Any]]]) -> int:
+        key, seed, new_units = result
+        for unit in new_units:
+            cache.write(key, f"seed{seed}_m{unit['m']}", unit)
+            units[(key, seed, unit["m"])] = unit
+        return len(new_units)
+
     n_cached = len(units)
-    total = len(data) * len(config.seeds) * len(config.m)
-    _execute(tasks, jobs, client, progress, n_cached, total, units, cache)
-    errors, fits = _assemble(units, data, config, cols, references)
+    total = sum(1 for key in data if per_group[key]) * len(config.seeds) * len(config.m)
+    execute(_run_unit, todo, keep, jobs=jobs, client=client, progress=progress, total=total,
+            done=n_cached, desc="passmix repeated")
+    kept = {key: d for key, d in data.items() if per_group[key]}
+    errors, fits = _assemble(units, kept, config, cols, references)
     return RepeatedResult(errors=errors, fits=fits, references=references, config=config,
                           group_cols=cols, n_trials=n_trials,
                           timings={"seconds": time.perf_counter() - started,
-                                   "units_cached": n_cached, "units_computed": total - n_cached})
+                                   "units_cached": n_cached, "units_computed": total - n_cached},
+                          group_trials=trials_of)
 
 
-def _execute(tasks: list[_Task], jobs: int, client: Any, progress: bool, n_cached: int,
-             total: int, units: dict, cache: _Cache) -> None:
-    """Run the tasks (in this process, on local workers or on Dask), caching as they finish."""
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, initial=n_cached, desc="passmix repeated", unit="fit",
-               file=sys.stderr, disable=not progress, leave=False)
-    with bar, _backend(client):
-        if not tasks:
-            return
-        if jobs == 1 and client is None:
-            results: Iterator = map(_run_task, tasks)
-        else:
-            import joblib
-
-            results = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered",
-                                      batch_size=1)(joblib.delayed(_run_task)(t) for t in tasks)
-        for key, seed, new_units in results:
-            for unit in new_units:
-                cache.write(key, seed, unit)
-                units[(key, seed, unit["m"])] = unit
-            bar.update(len(new_units))
+def _methods_iv(methods: str | Sequence[str]) -> tuple[str, ...]:
+    asked = [methods] if isinstance(methods, str) else list(methods)
+    if "all" in asked:
+        return protocol_methods()
+    chosen = {get_estimator(name).name for name in asked}
+    if not chosen:
+        raise ValueError("methods is empty.")
+    return tuple(n for n in protocol_methods() if n in chosen)
 
 
-def _references(full: dict[tuple, Counts], ks: tuple[int, ...], cols: list[str]
-                ) -> pd.DataFrame:
+def _warn_unreached(k_grid: tuple[int, ...], per_group: dict[tuple, tuple[int, ...]],
+                    trials_of: dict[tuple, int], cols: list[str]) -> None:
+    """One warning naming, per trial count, the groups left out at horizons beyond it."""
+    by_cut: dict[int, list[tuple]] = {}
+    for key, ks in per_group.items():
+        if len(ks) < len(k_grid):
+            by_cut.setdefault(trials_of[key], []).append(key)
+    if not by_cut:
+        return
+    parts = []
+    for cut, keys in sorted(by_cut.items()):
+        names = [", ".join(f"{c}={v!r}" for c, v in zip(cols, key)) for key in keys[:4]]
+        more = f" and {len(keys) - 4} more" if len(keys) > 4 else ""
+        dropped = ", ".join(str(v) for v in k_grid if v > cut)
+        parts.append(f"no reference beyond k = {cut} (the fewest trials of a task) for "
+                     f"{'; '.join(names)}{more}: dropping k = {dropped} there")
+    warnings.warn(". ".join(parts) + ".", UserWarning, stacklevel=3)
+
+
+def _references(full: dict[tuple, Counts], per_group: dict[tuple, tuple[int, ...]],
+                cols: list[str]) -> pd.DataFrame:
     rows = []
     for key, counts in full.items():
+        ks = per_group[key]
+        if not ks:
+            continue
         n_trials = int(counts.trials[counts.trials > 0].min())
         for metric in METRICS:
             values = combinatorial_estimate(counts, metric, np.asarray(ks))
@@ -907,7 +634,7 @@ def _assemble(units: dict, data: dict, config: RepeatedConfig, cols: list[str],
     errors = errors.merge(references[[*cols, "metric", "k", "reference"]],
                           on=[*cols, "metric", "k"], how="left", validate="many_to_one")
     errors["abs_error"] = 100.0 * (errors["estimate"] - errors["reference"]).abs()
-    order = {m: i for i, m in enumerate(METHODS)}
+    order = {m: i for i, m in enumerate(config.methods)}
     metric_order = {m: i for i, m in enumerate(METRICS)}
     errors = (errors.assign(_mo=errors["metric"].map(metric_order),
                             _me=errors["method"].map(order))
@@ -948,6 +675,7 @@ def repeated_experiment(
     max_components: int = 4,
     n_init: int = 10,
     interval: str = "profile",
+    methods: str | Sequence[str] = "all",
     jobs: int = 1,
     client: Any = None,
     cache: bool = True,
@@ -971,7 +699,7 @@ def repeated_experiment(
         figures; the cache goes to ``out/cache/``.
     group_by, layout, task, successes, trials, outcome
         As for :func:`passmix.read_counts`.
-    m, k, seeds, level, max_components, n_init, interval, jobs, client
+    m, k, seeds, level, max_components, n_init, interval, methods, jobs, client
         As for :func:`run_repeated`.
     cache : bool, default True
         Keep and reuse per-(group, seed, m) results under ``out/cache/``.
@@ -996,10 +724,10 @@ def repeated_experiment(
     out.mkdir(parents=True, exist_ok=True)
     groups = load_repeated(source, group_by=group_by, layout=layout, task=task,
                            successes=successes, trials=trials, outcome=outcome)
-    cols = _group_cols(group_by)
+    cols = as_group_columns(group_by)
     result = run_repeated(groups, group_cols=cols, m=m, k=k, seeds=seeds, level=level,
                           max_components=max_components, n_init=n_init, interval=interval,
-                          jobs=jobs, client=client, cache_dir=out / "cache" if cache else None,
+                          methods=methods, jobs=jobs, client=client, cache_dir=out / "cache" if cache else None,
                           progress=progress)
     result.errors.to_csv(out / "errors.csv", index=False)
     result.fits.to_csv(out / "fits.csv", index=False)

@@ -31,7 +31,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import METRICS
-from .repeated import METHODS, PAPER_K
+from ._harness import protocol_methods
+from .grids import PAPER_K
 
 if TYPE_CHECKING:
     from .repeated import RepeatedResult
@@ -67,7 +68,7 @@ COVERAGE_SLACK = 0.1
 _INTERVAL_NAMES = {"profile": "profile-likelihood",
                    "delta": "delta-method (logit scale)"}
 _METRIC_ORDER = {m: i for i, m in enumerate(METRICS)}
-_METHOD_ORDER = {m: i for i, m in enumerate(METHODS)}
+
 
 
 # --------------------------------------------------------------------------
@@ -91,7 +92,8 @@ def _ordered(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     if "metric" in df:
         keys["metric"] = df["metric"].map(lambda v: _METRIC_ORDER.get(v, len(METRICS)))
     if "method" in df:
-        keys["method"] = df["method"].map(_METHOD_ORDER)
+        order = {m: i for i, m in enumerate(protocol_methods())}
+        keys["method"] = df["method"].map(lambda v: order.get(v, len(order)))
     tmp = df.assign(**{f"_{c}": v for c, v in keys.items()})
     cols = [f"_{c}" if c in keys else c for c in by]
     return tmp.sort_values(cols, kind="stable").drop(columns=[f"_{c}" for c in keys])\

@@ -1,0 +1,24 @@
+"""Defaults used in more than one place, each defined once."""
+
+from __future__ import annotations
+
+__all__ = ["CLI_K", "INTERVAL_METHODS", "LEVEL", "MAX_COMPONENTS", "MAX_INIT", "METRICS",
+           "POSTERIOR_K", "SUMMARY_K"]
+
+#: Canonical metric names, as used in tables, the CLI and ``interval``.
+METRICS = ("pass@k", "pass^k", "auc@k")
+#: Confidence level of every interval unless asked otherwise.
+LEVEL = 0.95
+#: Interval methods of a fitted mixture; the first is the default.
+INTERVAL_METHODS = ("profile", "delta")
+#: Horizons of ``summary()`` and of ``passmix estimate --example``.
+SUMMARY_K = (1, 10, 100, 1000)
+#: Horizons of ``passmix estimate FILE``.
+CLI_K = (1, 10, 100)
+#: Horizons whose metric draws a posterior sample stores.
+POSTERIOR_K = (1, 5, 10, 60, 100, 1000)
+#: Largest number of mixture components: beyond it nothing is identified at
+#: realistic trial counts.
+MAX_COMPONENTS = 10
+#: Largest number of random starts per number of components.
+MAX_INIT = 1000

@@ -1,0 +1,212 @@
+"""What every experiment protocol needs: seed streams, a result cache, an executor.
+
+A protocol splits its work into *tasks* (picklable objects run by a
+module-level function in a worker process) whose results are *units* (JSON
+objects, one per cache file). This module provides
+
+* :func:`group_id` and :func:`stream`: random streams derived from the seed,
+  the group and a path of integers alone, never from the order in which work
+  is scheduled, so results are the same with one process, several, or a Dask
+  cluster;
+* :class:`Cache`: one JSON file per unit under ``root/<settings>/<data>/``,
+  written atomically as each task returns, so an interrupted run resumes;
+* :func:`execute`: runs the tasks in this process, on local workers
+  (joblib's loky backend) or on a Dask cluster, with a progress bar;
+* :func:`positive_int`, :func:`seeds_iv`, :func:`jobs_iv`: the validation
+  the protocols share.
+
+Warnings are captured per unit with :func:`passmix.tables.recorded_warnings`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import numbers
+import os
+import sys
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..data import Counts
+from ..registry import estimator_names
+
+__all__ = ["Cache", "data_hash", "execute", "group_id", "jobs_iv", "positive_int",
+           "protocol_methods", "seeds_iv", "stream"]
+
+_BASELINES = ("naive", "combinatorial")
+
+
+def group_id(key: tuple) -> int:
+    """Stable 32-bit id of a group key, used to derive the group's random streams.
+
+    It is a CRC-32 of ``repr`` of the key's Python values, so it does not
+    depend on which other groups are present or on their order.
+
+    Examples
+    --------
+    >>> from passmix.experiments import group_id
+    >>> group_id(("Pythia 12B",)) == group_id(("Pythia 12B",))
+    True
+    """
+    plain = tuple(v.item() if isinstance(v, np.generic) else v for v in key)
+    return zlib.crc32(repr(plain).encode("utf-8"))
+
+
+def stream(seed: int, gid: int, *path: int) -> np.random.Generator:
+    """The random stream of `seed`, group `gid` and a path of integers.
+
+    Examples
+    --------
+    >>> from passmix.experiments._harness import stream
+    >>> float(stream(0, 7, 1).random()) == float(stream(0, 7, 1).random())
+    True
+    """
+    return np.random.default_rng([seed, gid, *path])
+
+
+def protocol_methods() -> tuple[str, ...]:
+    """The registered estimators in the protocol's order: the baselines first.
+
+    Examples
+    --------
+    >>> from passmix.experiments import protocol_methods
+    >>> protocol_methods()[:3]
+    ('naive', 'combinatorial', 'mixture')
+    """
+    names = estimator_names()
+    return tuple([n for n in _BASELINES if n in names] + [n for n in names
+                                                          if n not in _BASELINES])
+
+
+def positive_int(value: Any, name: str) -> int:
+    """`value` as an int >= 1, or TypeError/ValueError naming `name`."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be a whole number >= 1, got {value!r}.")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}.")
+    return int(value)
+
+
+def seeds_iv(seeds: Any) -> tuple[int, ...]:
+    """A count of seeds (``0 .. n - 1``) or distinct non-negative seeds, as a tuple."""
+    if isinstance(seeds, numbers.Integral) and not isinstance(seeds, (bool, np.bool_)):
+        return tuple(range(positive_int(seeds, "seeds")))
+    values = tuple(int(s) for s in seeds)
+    if not values or any(s < 0 for s in values) or len(set(values)) != len(values):
+        raise ValueError(f"seeds must be a count >= 1 or distinct integers >= 0, got {seeds!r}.")
+    return values
+
+
+def jobs_iv(jobs: Any) -> int:
+    """Worker processes: >= 1, or -1 for all cores."""
+    if isinstance(jobs, (bool, np.bool_)) or not isinstance(jobs, numbers.Integral) \
+            or jobs == 0 or jobs < -1:
+        raise ValueError(f"jobs must be >= 1 or -1, got {jobs!r}.")
+    return int(jobs)
+
+
+def data_hash(key: tuple, data: Counts | np.ndarray) -> str:
+    """A short hash of a group's key and data, naming its cache folder."""
+    h = hashlib.sha256(repr(key).encode())
+    if isinstance(data, Counts):
+        h.update(b"counts")
+        h.update(np.ascontiguousarray(data.successes).tobytes())
+        h.update(np.ascontiguousarray(data.trials).tobytes())
+    else:
+        h.update(b"matrix" + repr(data.shape).encode())
+        h.update(np.ascontiguousarray(data).tobytes())
+    return h.hexdigest()[:16]
+
+
+class Cache:
+    """One JSON file per unit under ``root/<settings key>/<group data hash>/<name>.json``.
+
+    `root` None disables it. A damaged file reads as missing and is recomputed;
+    writes are atomic, so an interrupted write leaves no partial file.
+    """
+
+    def __init__(self, root: Path | str | None, settings_key: str,
+                 data_hashes: dict[tuple, str]) -> None:
+        self.root = None if root is None else Path(root) / settings_key
+        self.hashes = data_hashes
+
+    def path(self, key: tuple, name: str) -> Path | None:
+        if self.root is None:
+            return None
+        return self.root / self.hashes[key] / f"{name}.json"
+
+    def read(self, key: tuple, name: str) -> dict[str, Any] | None:
+        path = self.path(key, name)
+        if path is None or not path.exists():
+            return None
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    def write(self, key: tuple, name: str, unit: dict[str, Any]) -> None:
+        path = self.path(key, name)
+        if path is None:
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".tmp{os.getpid()}")
+        tmp.write_text(json.dumps(unit), encoding="utf-8")
+        os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def _backend(client: Any) -> Iterator[None]:
+    if client is None:
+        yield
+        return
+    import joblib
+
+    # Each fit records its warnings and pins BLAS threads, both process-wide
+    # state: two fits in threads of one worker would mix them up.
+    threads = client.nthreads()
+    per_process: dict[Any, int] = {}
+    for worker, pid in client.run(os.getpid).items():
+        per_process[pid] = per_process.get(pid, 0) + threads.get(worker, 1)
+    if any(n > 1 for n in per_process.values()):
+        raise ValueError(
+            "passmix needs Dask workers that are processes with one thread each "
+            "(threads_per_worker=1, processes=True); this cluster runs "
+            f"{max(per_process.values())} threads in one process."
+        )
+    with joblib.parallel_config(backend="dask", client=client):
+        yield
+
+
+def execute(run: Callable[[Any], Any], tasks: Iterable[Any], on_result: Callable[[Any], int],
+            *, jobs: int = 1, client: Any = None, progress: bool = False, total: int = 0,
+            done: int = 0, desc: str = "passmix") -> None:
+    """Run ``run(task)`` for every task and hand each result to `on_result` as it comes.
+
+    Serially in this process for ``jobs == 1`` without `client`; otherwise on
+    joblib workers (loky), or on the Dask cluster of `client`. `on_result`
+    returns how many units the result holds, for the progress bar over
+    `total` units of which `done` were cached.
+    """
+    from tqdm import tqdm
+
+    tasks = list(tasks)
+    bar = tqdm(total=total, initial=done, desc=desc, unit="fit", file=sys.stderr,
+               disable=not progress, leave=False)
+    with bar, _backend(client):
+        if not tasks:
+            return
+        if jobs == 1 and client is None:
+            results: Iterable = map(run, tasks)
+        else:
+            import joblib
+
+            results = joblib.Parallel(n_jobs=jobs, return_as="generator_unordered",
+                                      batch_size=1)(joblib.delayed(run)(t) for t in tasks)
+        for result in results:
+            bar.update(on_result(result))

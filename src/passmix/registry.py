@@ -1,0 +1,150 @@
+"""The estimator registry: every method that tables, the CLI and the harness can run.
+
+An estimator is a name and a function ``(counts, **options) -> FittedResult``
+(see :mod:`passmix.results`). Registering one is all it takes for it to
+appear in :func:`passmix.tables.estimate_table`, ``passmix estimate
+--method`` and ``passmix experiment repeated``. The options passed are
+``seed``, ``max_components`` and ``n_init``; an estimator takes the ones it
+names in ``options`` and is called without the others.
+
+Built in, in this order: ``mixture`` (:func:`passmix.fit`), ``naive`` and
+``combinatorial`` (:class:`passmix.results.DirectEstimate`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .data import Counts
+from .fit import fit
+from .results import DirectEstimate, FittedResult
+
+__all__ = ["Estimator", "estimator_names", "get_estimator", "register_estimator",
+           "resolve_methods", "unregister_estimator"]
+
+#: The options the callers of an estimator may pass.
+OPTIONS = ("seed", "max_components", "n_init")
+
+
+@dataclass(frozen=True)
+class Estimator:
+    """A registered estimator.
+
+    Attributes
+    ----------
+    name : str
+        Its name in tables and on the command line.
+    fit : callable
+        ``fit(counts, **options) -> FittedResult``.
+    options : tuple of str
+        The options of :data:`OPTIONS` it takes.
+    description : str
+        One line for ``--help``.
+    """
+
+    name: str
+    fit: Callable[..., FittedResult]
+    options: tuple[str, ...] = ()
+    description: str = ""
+
+    def __call__(self, counts: Counts, **options: Any) -> FittedResult:
+        """Fit `counts`, passing on the options this estimator takes."""
+        return self.fit(counts, **{k: v for k, v in options.items() if k in self.options})
+
+
+_REGISTRY: dict[str, Estimator] = {}
+
+
+def register_estimator(name: str, fit: Callable[..., FittedResult], *,
+                       options: Sequence[str] = (), description: str = "",
+                       replace: bool = False) -> Estimator:
+    """Add an estimator to the registry.
+
+    Parameters
+    ----------
+    name : str
+        Lower-case name, not ``"all"``.
+    fit : callable
+        ``fit(counts, **options)`` returning a :class:`~passmix.results.FittedResult`.
+    options : sequence of str, default ()
+        Which of ``seed``, ``max_components``, ``n_init`` `fit` takes.
+    description : str, default ""
+        One line for the command line's help.
+    replace : bool, default False
+        Replace an estimator of the same name instead of raising.
+
+    Returns
+    -------
+    Estimator
+
+    Examples
+    --------
+    >>> from passmix.registry import estimator_names, register_estimator, unregister_estimator
+    >>> from passmix.results import DirectEstimate
+    >>> _ = register_estimator("plug-in", lambda counts: DirectEstimate(counts, "naive"))
+    >>> estimator_names()[-1]
+    'plug-in'
+    >>> unregister_estimator("plug-in")
+    """
+    if not isinstance(name, str) or not name or name != name.strip().lower() or name == "all":
+        raise ValueError(f"an estimator's name must be a non-empty lower-case string other "
+                         f"than 'all', got {name!r}.")
+    if not callable(fit):
+        raise TypeError(f"fit must be callable, got {type(fit).__name__}.")
+    unknown = [o for o in options if o not in OPTIONS]
+    if unknown:
+        raise ValueError(f"unknown options {unknown}; an estimator may take {list(OPTIONS)}.")
+    if name in _REGISTRY and not replace:
+        raise ValueError(f"an estimator named {name!r} is registered already; pass "
+                         f"replace=True to replace it.")
+    est = Estimator(name, fit, tuple(options), description)
+    _REGISTRY[name] = est
+    return est
+
+
+def unregister_estimator(name: str) -> None:
+    """Remove an estimator (the built-in ones cannot be removed)."""
+    if name in _BUILT_IN:
+        raise ValueError(f"{name!r} is built in and cannot be removed.")
+    _REGISTRY.pop(name, None)
+
+
+def estimator_names() -> list[str]:
+    """Names of the registered estimators, built-in ones first."""
+    return list(_REGISTRY)
+
+
+def get_estimator(name: str) -> Estimator:
+    """The estimator registered as `name`; ValueError naming the known ones otherwise."""
+    try:
+        return _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown method {name!r}; expected one of "
+                         f"{', '.join(_REGISTRY)} or 'all'.") from None
+
+
+def resolve_methods(method: str | Sequence[str]) -> list[str]:
+    """Validate method names (``"all"`` for every one), in registry order."""
+    asked = [method] if isinstance(method, str) else list(method)
+    if not asked:
+        raise ValueError("method is empty; give at least one of "
+                         + ", ".join(_REGISTRY) + ".")
+    chosen: set[str] = set()
+    for name in asked:
+        key = name.lower() if isinstance(name, str) else name
+        if key == "all":
+            chosen.update(_REGISTRY)
+        else:
+            chosen.add(get_estimator(key).name)
+    return [name for name in _REGISTRY if name in chosen]
+
+
+register_estimator("mixture", fit, options=("seed", "max_components", "n_init"),
+                   description="the Beta mixture chosen by BIC (passmix.fit)")
+register_estimator("naive", lambda counts: DirectEstimate(counts, "naive"),
+                   description="the plug-in estimator")
+register_estimator("combinatorial", lambda counts: DirectEstimate(counts, "combinatorial"),
+                   description="the unbiased estimator, only for k <= m")
+_BUILT_IN = tuple(_REGISTRY)

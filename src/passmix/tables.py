@@ -1,0 +1,382 @@
+"""Tables of estimates: one row per group, method, metric and horizon, and their rendering.
+
+:func:`estimate_table` runs every requested estimator of the registry
+(:mod:`passmix.registry`) on every group and collects rows through each
+result's ``summary()`` (:mod:`passmix.results`); :func:`render` turns a table
+into aligned text, CSV or JSON. The command line (``passmix estimate``) is a
+thin wrapper of these two, and the experiment harness builds its rows with
+:func:`result_rows`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import sys
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._defaults import CLI_K, INTERVAL_METHODS, LEVEL, METRICS
+from ._validation import DegenerateDataWarning, check_k, check_level
+from .data import Counts
+from .registry import get_estimator, resolve_methods
+from .results import FittedResult
+
+__all__ = ["VALUE_COLUMNS", "estimate_table", "format_table", "recorded_warnings", "render",
+           "result_rows", "to_records"]
+
+#: Output columns after the group columns.
+VALUE_COLUMNS = ("metric", "k", "estimate", "lower", "upper", "method", "n_components")
+
+# PyTensor's compile-time note about BLAS says nothing about the user's data.
+NOISE = r"PyTensor could not link to a BLAS"
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python scalar it holds."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def group_label(group_cols: Sequence[str], key: tuple) -> str:
+    """``model='Pythia 12B', benchmark='MATH'``, or ``""`` without groups."""
+    return ", ".join(f"{col}={_plain(val)!r}" for col, val in zip(group_cols, key))
+
+
+@contextlib.contextmanager
+def recorded_warnings() -> Iterator[list[warnings.WarningMessage]]:
+    """Record every warning raised inside, whatever the caller's filters say."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        warnings.filterwarnings("ignore", message=NOISE)
+        yield caught
+
+
+def result_rows(result: FittedResult, ks: np.ndarray, level: float, interval: str
+                ) -> list[dict[str, Any]]:
+    """Rows ``{metric, k, estimate, lower, upper}`` of a fitted result at horizons `ks`."""
+    table = result.summary(ks, level, method=interval)
+    return [{"metric": m, "k": int(k), "estimate": float(e), "lower": float(lo),
+             "upper": float(hi)}
+            for m, k, e, lo, hi in zip(table["metric"], table["k"], table["estimate"],
+                                       table["lower"], table["upper"])]
+
+
+def _reissue(caught: list[warnings.WarningMessage], label: str) -> None:
+    """Warn again, once per distinct message, with the group in front."""
+    seen: set[tuple[type, str]] = set()
+    for w in caught:
+        text = str(w.message)
+        if (w.category, text) in seen:
+            continue
+        seen.add((w.category, text))
+        warnings.warn(f"{label}: {text}" if label else text, w.category, stacklevel=4)
+
+
+def estimate_table(
+    groups: Mapping[tuple, Counts] | Counts,
+    group_cols: Sequence[str] = (),
+    k: Sequence[int] | int = CLI_K,
+    level: float = LEVEL,
+    method: str | Sequence[str] = "mixture",
+    max_components: int = 4,
+    n_init: int = 10,
+    seed: int | None = 0,
+    *,
+    interval: str = "profile",
+    progress: bool = False,
+) -> pd.DataFrame:
+    """Pass@k, Pass^k and AUC@k for each group, method and horizon.
+
+    Parameters
+    ----------
+    groups : dict of tuple to Counts, or Counts
+        Per-group counts as returned by :func:`passmix.read_counts` with
+        ``group_by``, or a single :class:`~passmix.Counts` (no groups). Not
+        modified.
+    group_cols : sequence of str, default ()
+        Names of the group columns, one per element of each key of `groups`;
+        empty for a single :class:`~passmix.Counts`.
+    k : int or sequence of int, default (1, 10, 100)
+        Horizons, each a whole number ``>= 1``. Repeats are dropped.
+    level : float, default 0.95
+        Confidence level of the mixture's intervals.
+    method : str or sequence of str, default "mixture"
+        Registered estimators to report (``"mixture"``, ``"naive"``,
+        ``"combinatorial"`` and any added with
+        :func:`passmix.register_estimator`); ``"all"`` selects every one.
+    max_components : int, default 4
+        Largest number of mixture components H tried (BIC picks H).
+    n_init : int, default 10
+        Random initialisations per H.
+    seed : int or None, default 0
+        Seed of the fit, the same for every group, so a group's result does
+        not depend on which other groups are present.
+    interval : {"profile", "delta"}, default "profile"
+        Interval method of the mixture (:meth:`passmix.MixtureFit.interval`).
+    progress : bool, default False
+        Show a progress bar over groups on stderr (only if there are at
+        least two groups).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per group, method, metric and horizon (in that nesting), with
+        the group columns followed by ``metric`` (``"pass@k"``, ``"pass^k"``,
+        ``"auc@k"``), ``k``, ``estimate``, ``lower``, ``upper``, ``method`` and
+        ``n_components`` (nullable integer: the H chosen for the mixture, null
+        for the direct estimators). ``lower``/``upper`` are the mixture's
+        interval (profile likelihood or delta method, see `interval`) and
+        null for the direct estimators. The combinatorial estimate is null
+        where ``k`` exceeds the smallest number of trials of a task that was
+        run. ``attrs["fits"]`` maps each group key to ``{"n_components",
+        "loglik", "bic", "converged", "status"}`` of its mixture fit
+        (``status`` as :meth:`passmix.MixtureFit.status`).
+
+    Raises
+    ------
+    ValueError
+        For invalid horizons, level, method or settings, group keys that do
+        not match `group_cols`, or a group that cannot be fitted (the message
+        names the group).
+
+    Warns
+    -----
+    DegenerateDataWarning, FitWarning
+        The library's warnings for a group, once each and prefixed with the
+        group (e.g. ``model='A': ...``); and one DegenerateDataWarning per
+        group and method whose estimate is undefined at some horizon.
+
+    See Also
+    --------
+    passmix.fit, passmix.naive_estimate, passmix.combinatorial_estimate
+
+    Examples
+    --------
+    >>> from passmix import Counts
+    >>> from passmix.tables import estimate_table
+    >>> counts = Counts([0, 2, 5, 1], [5, 5, 5, 5])
+    >>> table = estimate_table(counts, k=[1, 5], method="naive")
+    >>> table[["metric", "k", "estimate", "method"]].round(3)
+       metric  k  estimate method
+    0  pass@k  1     0.400  naive
+    1  pass@k  5     0.649  naive
+    2  pass^k  1     0.400  naive
+    3  pass^k  5     0.253  naive
+    4   auc@k  1     0.400  naive
+    5   auc@k  5     0.546  naive
+    """
+    if isinstance(groups, Counts):
+        groups = {(): groups}
+    elif not isinstance(groups, Mapping):
+        raise TypeError(
+            f"groups must be a passmix.Counts or a dict of tuple to Counts, "
+            f"got {type(groups).__name__}."
+        )
+    if not groups:
+        raise ValueError("no groups to estimate.")
+    group_cols = list(group_cols)
+    clash = [c for c in group_cols if c in VALUE_COLUMNS]
+    if clash:
+        raise ValueError(
+            f"group column {clash[0]!r} clashes with an output column "
+            f"({', '.join(VALUE_COLUMNS)}); rename it."
+        )
+    for key, counts in groups.items():
+        if not isinstance(key, tuple) or len(key) != len(group_cols):
+            raise ValueError(
+                f"group key {key!r} does not match the group columns {group_cols}."
+            )
+        if not isinstance(counts, Counts):
+            raise TypeError(
+                f"group {key!r} holds a {type(counts).__name__}, not a passmix.Counts."
+            )
+    ks, _ = check_k(k)
+    ks = pd.unique(ks)
+    level = check_level(level)
+    methods = resolve_methods(method)
+    if not isinstance(interval, str) or interval.lower() not in INTERVAL_METHODS:
+        raise ValueError(f"unknown interval method {interval!r}; expected one of "
+                         f"{', '.join(INTERVAL_METHODS)}.")
+    options = {"seed": seed, "max_components": max_components, "n_init": n_init}
+
+    from tqdm import tqdm
+
+    rows: list[dict[str, Any]] = []
+    fits: dict[tuple, dict[str, Any]] = {}
+    bar = tqdm(
+        total=len(groups), desc="passmix", unit="group", file=sys.stderr,
+        disable=not progress or len(groups) < 2, leave=False,
+    )
+    with bar:
+        for key, counts in groups.items():
+            label = group_label(group_cols, key)
+            bar.set_postfix_str(label, refresh=False)
+            prefix = dict(zip(group_cols, (_plain(v) for v in key)))
+            failure: Exception | None = None
+            notes: list[str] = []
+            new_rows: list[dict[str, Any]] = []
+            with recorded_warnings() as caught:
+                try:
+                    for name in methods:
+                        result = get_estimator(name)(counts, **options)
+                        part = result_rows(result, ks, level, interval.lower())
+                        info = result.info()
+                        n_comp = info.get("n_components")
+                        new_rows += [{**row, "method": name, "n_components": n_comp}
+                                     for row in part]
+                        if name == "mixture":
+                            fits[key] = {f: info[f] for f in ("n_components", "loglik", "bic",
+                                                              "converged", "status")}
+                        undefined = ks[[np.isnan(r["estimate"]) for r in part[:ks.size]]]
+                        note = getattr(result, "undefined_note", None)
+                        if undefined.size and note is not None:
+                            notes.append(note(undefined))
+                except (ValueError, RuntimeError) as err:
+                    failure = err
+            _reissue(caught, label)  # also what was said before a failure
+            if failure is not None:
+                if not label:
+                    raise failure
+                kind = ValueError if isinstance(failure, ValueError) else RuntimeError
+                raise kind(f"{label}: {failure}") from failure
+            for note in notes:
+                if note:
+                    warnings.warn(f"{label + ': ' if label else ''}{note}",
+                                  DegenerateDataWarning, stacklevel=2)
+            rows.extend({**prefix, **row} for row in new_rows)
+            bar.update(1)
+
+    table = pd.DataFrame(rows, columns=[*group_cols, *VALUE_COLUMNS])
+    table = table.astype({
+        "k": "int64", "estimate": "float64", "lower": "float64", "upper": "float64",
+        "n_components": "Int64",
+    })
+    table.attrs["fits"] = fits
+    return table
+
+
+# --------------------------------------------------------------------------
+# rendering
+# --------------------------------------------------------------------------
+
+
+def _json_value(value: Any) -> Any:
+    value = _plain(value)
+    if value is None or value is pd.NA:
+        return None
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
+
+
+def to_records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows of `table` as JSON-ready dicts: Python scalars, nulls as None.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from passmix.tables import to_records
+    >>> to_records(pd.DataFrame({"k": [1], "estimate": [np.nan]}))
+    [{'k': 1, 'estimate': None}]
+    """
+    return [
+        {col: _json_value(val) for col, val in zip(table.columns, row)}
+        for row in table.itertuples(index=False, name=None)
+    ]
+
+
+def _number(value: Any) -> str:
+    if pd.isna(value):
+        return "NA"
+    value = float(value)
+    if value == 0.0 or abs(value) >= 1e-3:
+        return f"{value:.4f}"
+    return f"{value:.2e}"
+
+
+def _trials_range(counts: Counts) -> str:
+    trials = np.asarray(counts.trials)
+    trials = trials[trials > 0]
+    if trials.size == 0:
+        return "0"
+    lo, hi = int(trials.min()), int(trials.max())
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def format_table(
+    table: pd.DataFrame,
+    groups: Mapping[tuple, Counts],
+    group_cols: Sequence[str],
+    level: float,
+) -> str:
+    """Aligned text: per group a one-line header with the fit, then its rows."""
+    metric_order = {m: i for i, m in enumerate(METRICS)}
+    fits = table.attrs.get("fits", {})
+    pct = f"{100 * level:g}%"
+    blocks = []
+    for key, counts in groups.items():
+        label = group_label(group_cols, key) or "all tasks"
+        head = f"{label}: J={counts.n_observed} tasks, m={_trials_range(counts)}"
+        if key in fits:
+            f = fits[key]
+            head += f"; mixture H={f['n_components']}, loglik={f['loglik']:.3f}"
+            status = f.get("status", "converged" if f["converged"] else "NOT converged")
+            if status != "converged":
+                head += f" ({status.removeprefix('converged; ')})"
+        mask = np.ones(len(table), dtype=bool)
+        for col, val in zip(group_cols, key):
+            mask &= (table[col] == _plain(val)).to_numpy()
+        part = table.loc[mask, ["metric", "k", "method", "estimate", "lower", "upper"]]
+        part = part.assign(_m=part["metric"].map(metric_order)).sort_values(
+            ["_m", "k"], kind="stable"
+        )
+        columns = [
+            ("metric", part["metric"].tolist(), False),
+            ("k", [str(v) for v in part["k"]], True),
+            ("method", part["method"].tolist(), False),
+            ("estimate", [_number(v) for v in part["estimate"]], True),
+            (f"lower {pct}", [_number(v) for v in part["lower"]], True),
+            (f"upper {pct}", [_number(v) for v in part["upper"]], True),
+        ]
+        blocks.append("\n".join([head, *_aligned(columns)]))
+    return "\n\n".join(blocks) + "\n"
+
+
+def _aligned(columns: list[tuple[str, list[str], bool]]) -> list[str]:
+    """Lines of a text table; text columns left-aligned, numbers right-aligned."""
+    widths = [max(len(name), *(len(v) for v in values)) if values else len(name)
+              for name, values, _ in columns]
+
+    def line(cells: list[str]) -> str:
+        out = [c.rjust(w) if right else c.ljust(w)
+               for c, w, (_, _, right) in zip(cells, widths, columns)]
+        return ("  " + "  ".join(out)).rstrip()
+
+    n_rows = len(columns[0][1])
+    return [line([name for name, _, _ in columns])] + [
+        line([values[i] for _, values, _ in columns]) for i in range(n_rows)
+    ]
+
+
+def render(
+    table: pd.DataFrame,
+    fmt: str,
+    groups: Mapping[tuple, Counts],
+    group_cols: Sequence[str],
+    level: float,
+) -> str:
+    """The output text for `fmt` (``"table"``, ``"csv"`` or ``"json"``)."""
+    if fmt == "json":
+        return json.dumps(to_records(table), indent=2, allow_nan=False, default=str) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        table.to_csv(buf, index=False, lineterminator="\n")
+        return buf.getvalue()
+    return format_table(table, groups, group_cols, level)
