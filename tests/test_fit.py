@@ -280,7 +280,7 @@ class TestDegenerateAndBadInput:
 
 class TestBICTies:
     def test_ties_go_to_the_smaller_h(self):
-        from passmix.fit import select_by_bic
+        from passmix.inference import select_by_bic
 
         table = pd.DataFrame({"n_components": [1, 2, 3], "bic": [100.0, 100.0 - 1e-9, 120.0]})
         assert select_by_bic(table) == 1

@@ -5,11 +5,13 @@ AUC@k at any horizon, with delta-method intervals.
 """
 
 from ._validation import METRICS, DegenerateDataWarning, FitWarning, PosteriorWarning
-from .data import Counts, read_counts
+from .data import Counts, read_counts, read_trials
 from .estimators import combinatorial_estimate, direct_estimate, naive_estimate
 from .fit import MixtureFit, fit
 from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
 from .metrics import auc_at_k, metric_value, pass_at_k, pass_hat_k
+from .registry import estimator_names, register_estimator
+from .results import DirectEstimate, FittedResult
 
 __version__ = "0.1.0"
 
@@ -38,6 +40,8 @@ __all__ = [
     "Counts",
     "DegenerateDataWarning",
     "DeltaMethodResult",
+    "DirectEstimate",
+    "FittedResult",
     "FitWarning",
     "MixtureFit",
     "PosteriorWarning",
@@ -47,6 +51,7 @@ __all__ = [
     "credible_interval",
     "delta_method",
     "direct_estimate",
+    "estimator_names",
     "fit",
     "metric_value",
     "naive_estimate",
@@ -54,5 +59,7 @@ __all__ = [
     "pass_hat_k",
     "posterior_metrics",
     "read_counts",
+    "read_trials",
+    "register_estimator",
     "sample",
 ]

@@ -31,7 +31,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.optimize import minimize
 from scipy.special import expit, logit, polygamma
 from threadpoolctl import threadpool_limits
 
@@ -39,24 +38,22 @@ from ._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, METRICS, SUMM
 from ._validation import (DegenerateDataWarning, FitWarning, check_k, check_level, check_metric,
                           check_seed, check_whole)
 from .data import Counts, as_counts
+from .inference import (BOUND_TOL, Optimum, at_bound, is_stationary, maximize,
+                        observed_covariance, select_by_bic)
 from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
-from .metrics import evaluate_metric
+from .metrics import evaluate_logit, evaluate_metric
 from .model import get_objective
-from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_names, n_free_parameters, pack,
-                         split_coordinates, unpack)
+from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_blocks, coordinate_names,
+                         n_free_parameters, pack,
+                         split_coordinates, unpack, unpack_jacobian)
 from .profile import ProfileResult, profile_interval, repair_across_metrics
 
-__all__ = ["INTERVAL_METHODS", "MAX_COMPONENTS", "MAX_INIT", "MixtureFit", "fit"]
+__all__ = ["INTERVAL_METHODS", "MAX_COMPONENTS", "MAX_INIT", "OPTIMIZERS", "MixtureFit", "fit"]
+
+#: Optimisers of :func:`fit`; the first is the default.
+OPTIMIZERS = ("lbfgsb", "find_MAP")
 
 
-_BOUND_TOL = 1e-6
-_SCREEN = {"maxiter": 1000, "ftol": 1e-8, "gtol": 1e-5}
-_POLISH = {"maxiter": 5000, "ftol": 1e-13, "gtol": 1e-8}
-# converged when Newton steps could raise the log-likelihood by less than this
-_DECREMENT_TOL = 1e-6
-_NEWTON_STEPS = 8
-# BIC values within this (relative to 1 + |BIC|) are a tie, which the smaller H wins
-_BIC_TIE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -157,7 +154,7 @@ class MixtureFit:
         """
         _, _, _, log_kappa = split_coordinates(self.params, self.n_components)
         top = PARAMETER_BOUNDS["log_concentration"][1]
-        at = log_kappa >= top - _BOUND_TOL * (1.0 + abs(top))
+        at = log_kappa >= top - BOUND_TOL * (1.0 + abs(top))
         return tuple(int(i) + 1 for i in np.flatnonzero(at))
 
     def status(self) -> str:
@@ -222,8 +219,9 @@ class MixtureFit:
         y, m, weight = self.counts.pairs()
         with objective.lock, threadpool_limits(1, user_api="blas"):
             objective.set_data(y, m, weight)
+            logit, value = _metric_of_coordinates(check_metric(metric), self.n_components)
             return profile_interval(objective, self.params, self.loglik, self.covariance,
-                                    bounds(self.n_components), self.n_components, metric, k,
+                                    bounds(self.n_components), logit, value, metric, k,
                                     level=level)
 
     def interval(self, metric: str, k, level: float = 0.95, *, method: str = "profile",
@@ -375,6 +373,25 @@ class MixtureFit:
                 + self.bic_table.to_html(float_format="%.4g", index=False))
 
 
+def _metric_of_coordinates(metric: str, n_components: int):
+    """The metric as functions of the unconstrained coordinates, for the profile search.
+
+    Returns ``logit(z, k) -> (logit M, gradient in z)`` and ``value(z, k) -> M``.
+    """
+    h = n_components
+
+    def logit(z, k):
+        mixture = unpack(z, h)
+        u, (d_w, d_a, d_b) = evaluate_logit(metric, *mixture, np.array([k]))
+        grad = np.concatenate([d_w[0], d_a[0], d_b[0]]) @ unpack_jacobian(z, h, mixture)
+        return float(u[0]), grad
+
+    def value(z, k):
+        return float(evaluate_metric(metric, *unpack(z, h), np.array([k]))[0])
+
+    return logit, value
+
+
 def _method_iv(method: str) -> str:
     if not isinstance(method, str) or method.lower() not in INTERVAL_METHODS:
         raise ValueError(f"unknown interval method {method!r}; expected one of "
@@ -416,102 +433,6 @@ def _split_start(previous: CandidateFit, box):
     return np.clip(pack(weights, means, kappas), box[:, 0], box[:, 1])
 
 
-def _on_bound(z, box, h) -> tuple[str, ...]:
-    names = coordinate_names(h)
-    return tuple(n for n, flag in zip(names, _at_bound(z, box).any(axis=1)) if flag)
-
-
-def _at_bound(z, box) -> np.ndarray:
-    """(n, 2) flags: coordinate at its lower / upper bound."""
-    tol = _BOUND_TOL * (1.0 + np.abs(box))
-    return np.column_stack([z <= box[:, 0] + tol[:, 0], z >= box[:, 1] - tol[:, 1]])
-
-
-def _newton_polish(objective, z, box) -> tuple[np.ndarray, bool]:
-    """Newton steps on the coordinates the bounds do not hold; converged or not.
-
-    A coordinate on its bound whose gradient pushes it outwards is held
-    there (the optimum is on the boundary in that direction, as at the
-    binomial limit). Convergence is judged by the Newton decrement
-    ``g' H^-1 g / 2``, how much the log-likelihood could still rise, over the
-    directions of positive curvature; flat directions must have no slope.
-    """
-    logp, grad = objective.logp_dlogp(z)
-    for _ in range(_NEWTON_STEPS):
-        at = _at_bound(z, box)
-        held = (at[:, 0] & (grad <= 0)) | (at[:, 1] & (grad >= 0))
-        free = ~held
-        if not free.any():
-            return z, True
-        g = grad[free]
-        info = -objective.hessian(z)[np.ix_(free, free)]
-        values, vectors = np.linalg.eigh(info)
-        proj = vectors.T @ g
-        curved = values > 1e-10 * max(values.max(initial=0.0), 1e-300)
-        decrement = 0.5 * float(np.sum(proj[curved] ** 2 / values[curved]))
-        flat_slope = float(np.max(np.abs(proj[~curved]), initial=0.0))
-        if decrement < _DECREMENT_TOL and flat_slope < 1e-6 * np.sqrt(1.0 + abs(logp)):
-            return z, True
-        step = vectors[:, curved] @ (proj[curved] / values[curved])
-        for t in (1.0, 0.5, 0.25, 0.125, 0.0625):
-            trial = z.copy()
-            trial[free] = np.clip(z[free] + t * step, box[free, 0], box[free, 1])
-            new_logp, new_grad = objective.logp_dlogp(trial)
-            if np.isfinite(new_logp) and new_logp > logp:
-                z, logp, grad = trial, new_logp, new_grad
-                break
-        else:
-            return z, decrement < _DECREMENT_TOL
-    return z, False
-
-
-def _fit_one_h(objective, h, starts, box) -> CandidateFit:
-    # Every start is run to a loose tolerance and only the best is polished:
-    # the starts mostly find the same optimum, and the polish is where the
-    # precision is needed.
-    best = None
-    for z0 in starts:
-        res = minimize(objective.negative, z0, jac=True, method="L-BFGS-B", bounds=box,
-                       options=_SCREEN)
-        if np.isfinite(res.fun) and (best is None or res.fun < best.fun):
-            best = res
-    if best is None:
-        raise RuntimeError(f"every optimisation for H = {h} gave a non-finite likelihood.")
-    polished = minimize(objective.negative, best.x, jac=True, method="L-BFGS-B", bounds=box,
-                        options=_POLISH)
-    if np.isfinite(polished.fun) and polished.fun <= best.fun:
-        best = polished
-    # L-BFGS-B often ends with "ABNORMAL" or a relative-reduction stop at a true
-    # optimum, and on a plateau toward a bound it can stop just short of
-    # stationarity in the other coordinates: finish with Newton steps.
-    z, converged = _newton_polish(objective, best.x.copy(), box)
-    return CandidateFit(
-        n_components=h, params=z, loglik=objective.logp_dlogp(z)[0],
-        converged=converged, message=str(best.message), n_iter=int(best.nit),
-        on_bound=_on_bound(z, box, h), n_starts=len(starts),
-    )
-
-
-def _covariance(objective, params) -> np.ndarray:
-    """Inverse observed information; a pseudo-inverse over its positive part if singular.
-
-    At an optimum on a box bound (or along a flat ridge) the information has
-    zero or slightly negative eigenvalues; those directions get zero
-    variance instead of a negative one (the coordinates are treated as known,
-    as the delta method's FitWarning says).
-    """
-    info = -objective.hessian(params)
-    try:
-        chol = np.linalg.cholesky(info)
-        eye = np.eye(info.shape[0])
-        return np.linalg.solve(chol.T, np.linalg.solve(chol, eye))
-    except np.linalg.LinAlgError:
-        values, vectors = np.linalg.eigh(info)
-        keep = values > 1e-10 * max(values.max(), 1e-300)
-        inverse = np.where(keep, 1.0 / np.where(keep, values, 1.0), 0.0)
-        return (vectors * inverse) @ vectors.T
-
-
 def _warn_degenerate(counts: Counts, y, m, weight) -> None:
     if counts.n_observed == 1:
         warnings.warn("only one task has trials: the spread of task difficulty is not "
@@ -531,28 +452,8 @@ def _warn_degenerate(counts: Counts, y, m, weight) -> None:
                       DegenerateDataWarning, stacklevel=3)
 
 
-def select_by_bic(table: pd.DataFrame) -> int:
-    """The H of smallest BIC; values within a relative 1e-6 tie and the smaller H wins.
-
-    A fixed relative tolerance makes the choice independent of the last bits
-    of the log-likelihood, which differ between machines (with one task the
-    penalty is 0 and every H reaches the same likelihood).
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> from passmix.fit import select_by_bic
-    >>> select_by_bic(pd.DataFrame({"n_components": [1, 2], "bic": [2.45, 2.45 - 1e-12]}))
-    1
-    """
-    bic = table["bic"].to_numpy(dtype=float)
-    best = np.nanmin(bic)
-    tied = bic <= best + _BIC_TIE * (1.0 + abs(best))
-    return int(table["n_components"].to_numpy()[np.argmax(tied)])
-
-
 def fit(counts, *, max_components: int = 4, n_components: int | None = None,
-        n_init: int = 10, seed=None) -> MixtureFit:
+        n_init: int = 10, seed=None, optimizer: str = "lbfgsb") -> MixtureFit:
     """Fit a Beta mixture to per-task success counts by marginal maximum likelihood.
 
     Parameters
@@ -568,6 +469,13 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
         optimum is added).
     seed : int or numpy.random.Generator, optional
         Seed for the random initialisations.
+    optimizer : {"lbfgsb", "find_MAP"}, default "lbfgsb"
+        ``"lbfgsb"``: scipy's L-BFGS-B on the compiled objective (compiled
+        once per process), each start run to a loose tolerance, the best
+        polished and finished by Newton steps. ``"find_MAP"``: PyMC's own
+        ``pymc.find_MAP`` on the flat-prior model from every start, within
+        the same box; the same optimum, much slower (find_MAP compiles its
+        functions on every call), for those who want PyMC's optimiser itself.
 
     Returns
     -------
@@ -610,6 +518,9 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
         max_components = check_whole(max_components, "max_components", 1, MAX_COMPONENTS)
     n_init = check_whole(n_init, "n_init", 1, MAX_INIT)
     seed = check_seed(seed)
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}; expected one of "
+                         f"{', '.join(OPTIMIZERS)}.")
     y, m, weight = counts.pairs()
     if y.size == 0:
         raise ValueError("no task has any trial (every m_j is 0); nothing to fit.")
@@ -624,10 +535,48 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
     # tiny problems: BLAS threads only contend with each other (and with other
     # fits running in parallel), so pin them to one for the whole fit
     with threadpool_limits(1, user_api="blas"):
-        return _fit(counts, y, m, weight, candidates_h, n_init, seed)
+        return _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer)
 
 
-def _fit(counts, y, m, weight, candidates_h, n_init, seed) -> MixtureFit:
+def _find_map(h: int, starts, box, y, m, weight) -> Optimum:
+    """``pymc.find_MAP`` from every start on the flat-prior H-component model, in `box`."""
+    import pymc as pm
+
+    from .model import get_sampling_model
+
+    flat = get_sampling_model(h, "flat")
+    objective = get_objective(h)
+    best = None
+    with flat.lock, objective.lock:
+        flat.set_data(y, m, weight)
+        objective.set_data(y, m, weight)
+        for z0 in starts:
+            start = dict(zip([name for name, _ in coordinate_blocks(h)],
+                             _blocks_of(z0, h)))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # find_MAP's note on the optimiser's exit
+                point = pm.find_MAP(start=start, model=flat.model, progressbar=False,
+                                    bounds=[tuple(b) for b in box])
+            z = np.concatenate([np.atleast_1d(point[name]) for name, _ in coordinate_blocks(h)])
+            loglik = objective.logp_dlogp(z)[0]
+            if best is None or loglik > best[1]:
+                best = (z, loglik)
+        z, loglik = best
+        return Optimum(params=z, loglik=loglik, converged=is_stationary(objective, z, box),
+                       message="pymc.find_MAP", n_iter=0,
+                       on_bound=at_bound(z, box).any(axis=1), n_starts=len(starts))
+
+
+def _blocks_of(z, h: int) -> list:
+    """`z` cut into the model's variables (a scalar for the first logit mean)."""
+    out, i = [], 0
+    for name, size in coordinate_blocks(h):
+        out.append(float(z[i]) if name == "logit_mean_first" else np.asarray(z[i:i + size]))
+        i += size
+    return out
+
+
+def _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer) -> MixtureFit:
     rng = np.random.default_rng(seed)
     rates, cum = _shrunk_rates(y, m, weight.astype(float))
     n_obs = counts.n_observed
@@ -639,10 +588,19 @@ def _fit(counts, y, m, weight, candidates_h, n_init, seed) -> MixtureFit:
         starts = [_random_start(rng, h, rates, cum, box) for _ in range(n_init)]
         if previous is not None and previous.n_components == h - 1:
             starts.append(_split_start(previous, box))
-        objective = get_objective(h)
-        with objective.lock:
-            objective.set_data(y, m, weight)
-            previous = candidates[h] = _fit_one_h(objective, h, starts, box)
+        if optimizer == "find_MAP":
+            best = _find_map(h, starts, box, y, m, weight)
+        else:
+            objective = get_objective(h)
+            with objective.lock:
+                objective.set_data(y, m, weight)
+                best = maximize(objective, starts, box)
+        names = coordinate_names(h)
+        previous = candidates[h] = CandidateFit(
+            n_components=h, params=best.params, loglik=best.loglik, converged=best.converged,
+            message=best.message, n_iter=best.n_iter,
+            on_bound=tuple(n for n, flag in zip(names, best.on_bound) if flag),
+            n_starts=best.n_starts)
 
     rows = []
     for h, cand in candidates.items():
@@ -661,7 +619,7 @@ def _fit(counts, y, m, weight, candidates_h, n_init, seed) -> MixtureFit:
     objective = get_objective(best_h)
     with objective.lock:
         objective.set_data(y, m, weight)
-        covariance = _covariance(objective, chosen.params)
+        covariance = observed_covariance(objective, chosen.params)
     if not chosen.converged:
         warnings.warn(f"the optimisation for H = {best_h} did not converge (the "
                       f"log-likelihood could still rise; L-BFGS-B: {chosen.message})",

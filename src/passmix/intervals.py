@@ -24,8 +24,8 @@ from ._validation import check_k, check_level, check_metric
 from .metrics import TINY, evaluate_metric
 from .parameters import unpack, unpack_jacobian
 
-__all__ = ["ConfidenceInterval", "DeltaMethodResult", "delta_method", "metric_gradient",
-           "widen_degenerate"]
+__all__ = ["ConfidenceInterval", "DeltaMethodResult", "delta_interval", "delta_method",
+           "metric_gradient", "widen_degenerate"]
 
 _SCALES = ("logit", "identity")
 
@@ -159,19 +159,57 @@ def delta_method(params, covariance, n_components: int, metric: str, k,
     >>> bool(np.all(res.lower < res.estimate)) and bool(np.all(res.estimate < res.upper))
     True
     """
+    values, grad = metric_gradient(params, n_components, metric, k)
+    return delta_interval(values, grad, covariance, metric, check_k(k)[0], level=level,
+                          scale=scale)
+
+
+def delta_interval(values, gradient, covariance, metric: str, k, *, level: float = 0.95,
+                   scale: str = "logit") -> DeltaMethodResult:
+    """Delta-method interval from a metric's values and gradient, generic in the model.
+
+    Parameters
+    ----------
+    values : array_like
+        The metric at each horizon, shape ``(K,)``.
+    gradient : array_like
+        Its gradient in the model's coordinates, shape ``(K, n)``.
+    covariance : array_like
+        The coordinates' covariance (inverse observed information), ``(n, n)``.
+    metric : str
+        The metric's name, carried into the result.
+    k : array_like of int
+        The horizons, carried into the result.
+    level : float, default 0.95
+        Confidence level.
+    scale : {"logit", "identity"}, default "logit"
+        As for :func:`delta_method`.
+
+    Returns
+    -------
+    DeltaMethodResult
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.intervals import delta_interval
+    >>> res = delta_interval([0.2], [[0.1]], [[1.0]], "pass@k", [5], scale="identity")
+    >>> round(float(res.upper[0]), 4)
+    0.396
+    """
     level = check_level(level)
     if scale not in _SCALES:
         raise ValueError(f"unknown scale {scale!r}; expected one of {', '.join(_SCALES)}.")
-    values, grad = metric_gradient(params, n_components, metric, k)
+    grad = np.atleast_2d(np.asarray(gradient, dtype=float))
     cov = grad @ np.asarray(covariance, dtype=float) @ grad.T
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
-    estimate = np.clip(values, 0.0, 1.0)
+    estimate = np.clip(np.asarray(values, dtype=float), 0.0, 1.0)
     lower, upper = _interval_ends(estimate, se, norm.ppf(0.5 + level / 2.0), scale)
     # rounding can put an end a ulp past the estimate, and a zero standard
     # error (coordinates held on a bound) gives ends that coincide
     lower, upper = widen_degenerate(np.minimum(lower, estimate), np.maximum(upper, estimate))
     return DeltaMethodResult(
-        metric=check_metric(metric), k=check_k(k)[0], estimate=estimate, standard_error=se,
+        metric=check_metric(metric), k=np.asarray(k), estimate=estimate, standard_error=se,
         lower=lower, upper=upper, level=level, covariance=cov,
     )
 

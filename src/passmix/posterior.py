@@ -55,6 +55,7 @@ from scipy.special import betaln, gammaln, logsumexp
 from ._defaults import POSTERIOR_K
 from ._validation import (DegenerateDataWarning, FitWarning, PosteriorWarning, check_k,
                           check_level, check_metric, check_seed, check_whole)
+from .fit import MixtureFit, fit
 from .intervals import ConfidenceInterval
 from .metrics import metric_value
 from .model import get_sampling_model, pair_data
@@ -63,8 +64,6 @@ from .parameters import (PARAMETER_BOUNDS, PRIORS, WEAK_PRIOR, bounds, coordinat
 
 if TYPE_CHECKING:
     import arviz as az
-
-    from .fit import MixtureFit
 
 __all__ = [
     "DEFAULT_K",
@@ -136,8 +135,6 @@ def check_idata(idata) -> None:
 def _resolve_fit(data, n_components, seed
                  ) -> tuple[MixtureFit, int, np.ndarray, tuple[str, ...]]:
     """The fit to start from, the H to sample, the MLE of that H and its on-bound coordinates."""
-    from .fit import MixtureFit, fit
-
     if n_components is not None:
         n_components = check_whole(n_components, "n_components", integral=True)
     if not isinstance(data, MixtureFit):
@@ -668,8 +665,6 @@ def compare_intervals(fit: MixtureFit, idata, k=None, level: float = 0.95, *,
     ValueError
         If the fit's H differs from the H sampled.
     """
-    from .fit import MixtureFit
-
     if not isinstance(fit, MixtureFit):
         raise TypeError(f"fit must be a passmix.MixtureFit, got {type(fit).__name__}.")
     check_idata(idata)

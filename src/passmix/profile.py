@@ -6,8 +6,11 @@ set of values ``m`` whose constrained maximum log-likelihood
 maximum ``l(z_hat)``. Its ends are the smallest and largest value of ``M``
 over the likelihood region ``{z : l(z) >= l(z_hat) - chi2(1).ppf(1 - a) / 2}``,
 and that is how they are found here: two constrained optimisations (SLSQP)
-per metric and horizon, through the same compiled log-likelihood the fit
-maximised (:func:`passmix.model.get_objective`), inside the same box.
+per metric and horizon, through the same log-likelihood the fit maximised,
+inside the same box. The search is generic in the model: it takes the
+objective of :mod:`passmix.inference` and the metric as functions of the
+coordinates (the Beta mixture's are wired in by
+:meth:`passmix.MixtureFit.profile`).
 
 Unlike the delta method the interval
 
@@ -20,8 +23,8 @@ Unlike the delta method the interval
   same success rate): the region reaches in from the boundary as far as the
   data allow, where the delta method treats the bounded coordinates as known.
 
-The search runs on the logit scale, computed in log space
-(:func:`passmix.metrics.evaluate_logit`), so ends far below the float range
+The search runs on the logit scale, which the model computes in log space
+(for the mixture, :func:`passmix.metrics.evaluate_logit`), so ends far below the float range
 (Pass^k at large k) are located as precisely as ends near 1/2. Ends are then
 widened, never narrowed, where the optimiser's imprecision would break an
 ordering that every point of the region satisfies (the ends are monotone in
@@ -42,8 +45,7 @@ from scipy.stats import chi2
 
 from ._validation import check_k, check_level, check_metric
 from .intervals import ConfidenceInterval, widen_degenerate
-from .metrics import evaluate_metric, evaluate_logit
-from .parameters import unpack, unpack_jacobian
+from .inference import at_bound
 
 __all__ = ["ProfileResult", "extreme_on_region", "profile_interval", "repair_across_metrics"]
 
@@ -212,27 +214,30 @@ def _boundary_point(logp, x_hat, direction, threshold, box) -> np.ndarray | None
     return x_hat + lo * d
 
 
-def profile_interval(objective, params, loglik: float, covariance, box, n_components: int,
-                     metric: str, k, *, level: float = 0.95) -> ProfileResult:
-    """Profile-likelihood interval of a metric of the Beta mixture.
+def profile_interval(objective, params, loglik: float, covariance, box, metric_logit,
+                     metric_value, metric: str, k, *, level: float = 0.95) -> ProfileResult:
+    """Profile-likelihood interval of a metric of a fitted model, generic in the model.
 
     Parameters
     ----------
-    objective : passmix.model.MixtureObjective
-        The compiled log-likelihood, already pointed at the fitted data.
+    objective
+        The log-likelihood, already pointed at the fitted data: an object with
+        ``logp_dlogp(z)`` (see :mod:`passmix.inference`).
     params : array_like
-        Maximum-likelihood estimate in the unconstrained coordinates.
+        Maximum-likelihood estimate in the objective's coordinates.
     loglik : float
         The maximised log-likelihood.
     covariance : array_like
         Inverse observed information at `params` (only used to choose where
         each search starts).
     box : array_like
-        Box bounds of the coordinates, shape ``(3H - 1, 2)``.
-    n_components : int
-        H.
+        Box bounds of the coordinates, shape ``(n, 2)``.
+    metric_logit : callable
+        ``metric_logit(z, k)`` -> ``(logit M, gradient in z)`` at one horizon.
+    metric_value : callable
+        ``metric_value(z, k)`` -> M at one horizon, on its own scale.
     metric : str
-        ``"pass@k"``, ``"pass^k"`` or ``"auc@k"``.
+        ``"pass@k"``, ``"pass^k"`` or ``"auc@k"`` (for the orderings of the ends).
     k : int or array_like of int
         Horizons.
     level : float, default 0.95
@@ -244,6 +249,8 @@ def profile_interval(objective, params, loglik: float, covariance, box, n_compon
 
     Examples
     --------
+    The Beta mixture wires its model in through :meth:`passmix.MixtureFit.profile`:
+
     >>> import numpy as np
     >>> import passmix
     >>> rng = np.random.default_rng(0)
@@ -258,14 +265,11 @@ def profile_interval(objective, params, loglik: float, covariance, box, n_compon
     k_arr, _ = check_k(k)
     z_hat = np.asarray(params, dtype=float)
     box = np.asarray(box, dtype=float)
-    h = n_components
     drop = 0.5 * float(chi2.ppf(level, 1))
     threshold = loglik - drop
-    weights, alpha, beta = unpack(z_hat, h)
-    estimate = evaluate_metric(metric, weights, alpha, beta, k_arr)
+    estimate = np.array([metric_value(z_hat, kk) for kk in k_arr])
 
-    tol = 1e-6 * (1.0 + np.abs(box))
-    held = (z_hat <= box[:, 0] + tol[:, 0]) | (z_hat >= box[:, 1] - tol[:, 1])
+    held = at_bound(z_hat, box).any(axis=1)
     search = _SearchCoordinates(box, held)
     x_hat = search.from_z(z_hat)
 
@@ -287,14 +291,11 @@ def profile_interval(objective, params, loglik: float, covariance, box, n_compon
     converged = np.zeros((k_arr.size, 2), dtype=bool)
     previous: dict[float, np.ndarray] = {}
     for i in order:
-        kk = k_arr[i : i + 1]
+        kk = k_arr[i]
 
         def value(x, kk=kk):
-            z = search.to_z(x)
-            mixture = unpack(z, h)
-            u, (d_w, d_a, d_b) = evaluate_logit(metric, *mixture, kk)
-            grad = np.concatenate([d_w[0], d_a[0], d_b[0]]) @ unpack_jacobian(z, h, mixture)
-            return float(u[0]), grad * search.dz_dx(x)
+            u, grad = metric_logit(search.to_z(x), kk)
+            return u, grad * search.dz_dx(x)
 
         grad_x = value(x_hat)[1]
         for j, sign in enumerate((1.0, -1.0)):  # minimise, then maximise
@@ -314,8 +315,7 @@ def profile_interval(objective, params, loglik: float, covariance, box, n_compon
                 if ok:
                     break
             previous[sign] = best
-            w, a, b = unpack(search.to_z(best), h)
-            end = evaluate_metric(metric, w, a, b, kk)[0]
+            end = metric_value(search.to_z(best), kk)
             converged[i, j] = ok
             if sign > 0:
                 lower[i] = end

@@ -1,0 +1,216 @@
+"""Maximum likelihood on a box, generic in the model: multi-start, Newton polish,
+observed information, BIC.
+
+A model hands in an *objective*: an object with ``logp_dlogp(z)`` (the
+log-likelihood and its gradient at coordinates z), ``negative(z)`` (their
+negatives, for ``scipy.optimize.minimize``) and ``hessian(z)``; plus its box
+bounds and starting points. :func:`maximize` returns the best
+:class:`Optimum`; :func:`observed_covariance` the inverse observed
+information there; :func:`select_by_bic` picks among models of different
+size. Intervals built on these are in :mod:`passmix.intervals` (delta method)
+and :mod:`passmix.profile` (profile likelihood). The Beta mixture
+(:mod:`passmix.fit`) supplies only its objective, bounds and starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.optimize import minimize
+
+__all__ = ["BOUND_TOL", "Optimum", "at_bound", "is_stationary", "maximize", "newton_polish",
+           "observed_covariance", "select_by_bic"]
+
+#: A coordinate within this (relative to 1 + |bound|) of its bound is on it.
+BOUND_TOL = 1e-6
+_SCREEN = {"maxiter": 1000, "ftol": 1e-8, "gtol": 1e-5}
+_POLISH = {"maxiter": 5000, "ftol": 1e-13, "gtol": 1e-8}
+# converged when Newton steps could raise the log-likelihood by less than this
+_DECREMENT_TOL = 1e-6
+_NEWTON_STEPS = 8
+# BIC values within this (relative to 1 + |BIC|) are a tie, which the smaller model wins
+_BIC_TIE = 1e-6
+
+
+@dataclass(frozen=True)
+class Optimum:
+    """The best point :func:`maximize` found.
+
+    Attributes
+    ----------
+    params : numpy.ndarray
+        The coordinates.
+    loglik : float
+        The log-likelihood there.
+    converged : bool
+        Whether it is stationary in every coordinate not held by a bound.
+    message : str
+        L-BFGS-B's last message.
+    n_iter : int
+        L-BFGS-B's iterations on the best start.
+    on_bound : numpy.ndarray
+        One flag per coordinate: at its lower or upper bound.
+    n_starts : int
+        How many starts were run.
+    """
+
+    params: np.ndarray
+    loglik: float
+    converged: bool
+    message: str
+    n_iter: int
+    on_bound: np.ndarray
+    n_starts: int
+
+
+def at_bound(z, box) -> np.ndarray:
+    """(n, 2) flags: coordinate at its lower / upper bound."""
+    tol = BOUND_TOL * (1.0 + np.abs(box))
+    return np.column_stack([z <= box[:, 0] + tol[:, 0], z >= box[:, 1] - tol[:, 1]])
+
+
+def _newton_step(objective, z, box):
+    """The Newton step on the free coordinates at `z`, and whether `z` is stationary.
+
+    A coordinate on its bound whose gradient pushes it outwards is held
+    there (the optimum is on the boundary in that direction, as at the
+    binomial limit). Stationary means the Newton decrement ``g' H^-1 g / 2``,
+    how much the log-likelihood could still rise, is below 1e-6 over the
+    directions of positive curvature, and flat directions have no slope.
+    Returns ``(step, free, stationary, logp)``; `step` is None when no
+    coordinate is free.
+    """
+    logp, grad = objective.logp_dlogp(z)
+    at = at_bound(z, box)
+    held = (at[:, 0] & (grad <= 0)) | (at[:, 1] & (grad >= 0))
+    free = ~held
+    if not free.any():
+        return None, free, True, logp
+    g = grad[free]
+    info = -objective.hessian(z)[np.ix_(free, free)]
+    values, vectors = np.linalg.eigh(info)
+    proj = vectors.T @ g
+    curved = values > 1e-10 * max(values.max(initial=0.0), 1e-300)
+    decrement = 0.5 * float(np.sum(proj[curved] ** 2 / values[curved]))
+    flat_slope = float(np.max(np.abs(proj[~curved]), initial=0.0))
+    stationary = decrement < _DECREMENT_TOL and flat_slope < 1e-6 * np.sqrt(1.0 + abs(logp))
+    step = vectors[:, curved] @ (proj[curved] / values[curved])
+    return step, free, stationary, logp
+
+
+def is_stationary(objective, z, box) -> bool:
+    """Whether `z` is a maximum up to 1e-6 in log-likelihood (see :func:`newton_polish`)."""
+    return _newton_step(objective, np.asarray(z, dtype=float), box)[2]
+
+
+def newton_polish(objective, z, box) -> tuple[np.ndarray, bool]:
+    """Newton steps on the coordinates the bounds do not hold; converged or not.
+
+    Convergence is judged by the Newton decrement over the free coordinates
+    (see :func:`is_stationary`), not by the optimiser's own stopping rule:
+    L-BFGS-B often stops just short of stationarity on a plateau toward a
+    bound, or reports "ABNORMAL" at a true optimum.
+    """
+    for _ in range(_NEWTON_STEPS):
+        step, free, stationary, logp = _newton_step(objective, z, box)
+        if stationary:
+            return z, True
+        for t in (1.0, 0.5, 0.25, 0.125, 0.0625):
+            trial = z.copy()
+            trial[free] = np.clip(z[free] + t * step, box[free, 0], box[free, 1])
+            new_logp = objective.logp_dlogp(trial)[0]
+            if np.isfinite(new_logp) and new_logp > logp:
+                z = trial
+                break
+        else:
+            return z, False
+    return z, is_stationary(objective, z, box)
+
+
+def maximize(objective, starts: Sequence[np.ndarray], box: np.ndarray) -> Optimum:
+    """Maximise the objective's log-likelihood from every start, within `box`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.inference import maximize
+    >>> class Quadratic:  # log-likelihood -(z - 1)^2, maximum at 1
+    ...     def logp_dlogp(self, z):
+    ...         return float(-((z - 1.0) ** 2).sum()), -2.0 * (z - 1.0)
+    ...     def negative(self, z):
+    ...         value, grad = self.logp_dlogp(z)
+    ...         return -value, -grad
+    ...     def hessian(self, z):
+    ...         return -2.0 * np.eye(z.size)
+    >>> best = maximize(Quadratic(), [np.array([-3.0])], np.array([[-5.0, 5.0]]))
+    >>> round(float(best.params[0]), 6), best.converged
+    (1.0, True)
+    """
+    # Every start is run to a loose tolerance and only the best is polished:
+    # the starts mostly find the same optimum, and the polish is where the
+    # precision is needed.
+    best = None
+    for z0 in starts:
+        res = minimize(objective.negative, z0, jac=True, method="L-BFGS-B", bounds=box,
+                       options=_SCREEN)
+        if np.isfinite(res.fun) and (best is None or res.fun < best.fun):
+            best = res
+    if best is None:
+        raise RuntimeError("every optimisation gave a non-finite likelihood.")
+    polished = minimize(objective.negative, best.x, jac=True, method="L-BFGS-B", bounds=box,
+                        options=_POLISH)
+    if np.isfinite(polished.fun) and polished.fun <= best.fun:
+        best = polished
+    # L-BFGS-B often ends with "ABNORMAL" or a relative-reduction stop at a true
+    # optimum, and on a plateau toward a bound it can stop just short of
+    # stationarity in the other coordinates: finish with Newton steps.
+    z, converged = newton_polish(objective, best.x.copy(), box)
+    return Optimum(params=z, loglik=objective.logp_dlogp(z)[0], converged=converged,
+                   message=str(best.message), n_iter=int(best.nit),
+                   on_bound=at_bound(z, box).any(axis=1), n_starts=len(starts))
+
+
+def observed_covariance(objective, params) -> np.ndarray:
+    """Inverse observed information; a pseudo-inverse over its positive part if singular.
+
+    At an optimum on a box bound (or along a flat ridge) the information has
+    zero or slightly negative eigenvalues; those directions get zero
+    variance instead of a negative one (the coordinates are treated as known,
+    as the delta method's FitWarning says).
+    """
+    info = -objective.hessian(params)
+    try:
+        chol = np.linalg.cholesky(info)
+        eye = np.eye(info.shape[0])
+        return np.linalg.solve(chol.T, np.linalg.solve(chol, eye))
+    except np.linalg.LinAlgError:
+        values, vectors = np.linalg.eigh(info)
+        keep = values > 1e-10 * max(values.max(), 1e-300)
+        inverse = np.where(keep, 1.0 / np.where(keep, values, 1.0), 0.0)
+        return (vectors * inverse) @ vectors.T
+
+
+def select_by_bic(table: pd.DataFrame) -> int:
+    """The model of smallest BIC; values within a relative 1e-6 tie and the smaller wins.
+
+    `table` has a column ``n_components`` (the model's size, smaller first)
+    and a column ``bic``.
+
+    A fixed relative tolerance makes the choice independent of the last bits
+    of the log-likelihood, which differ between machines (with one task the
+    penalty is 0 and every H reaches the same likelihood).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from passmix.inference import select_by_bic
+    >>> select_by_bic(pd.DataFrame({"n_components": [1, 2], "bic": [2.45, 2.45 - 1e-12]}))
+    1
+    """
+    bic = table["bic"].to_numpy(dtype=float)
+    best = np.nanmin(bic)
+    tied = bic <= best + _BIC_TIE * (1.0 + abs(best))
+    return int(table["n_components"].to_numpy()[np.argmax(tied)])

@@ -1,0 +1,114 @@
+"""A conformance check that every estimator must pass, in the way of scikit-learn's
+``check_estimator``.
+
+:func:`check_estimator` fits an estimator (a registered name or an
+:class:`~passmix.registry.Estimator`) to a few data sets and checks that its
+result behaves as :mod:`passmix.results` says a fitted result must: the four
+methods, their types and shapes, estimates in [0, 1] obeying the orderings
+every estimator of these metrics obeys, intervals that bracket their
+estimate, clear errors for a bad metric or horizon, no input mutated, and
+the same answer for the same seed. Tables, the CLI and the harness rely on
+nothing else.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ._defaults import METRICS
+from .data import Counts
+from .registry import Estimator, get_estimator
+from .results import SUMMARY_COLUMNS, FittedResult
+
+__all__ = ["check_estimator"]
+
+_K = np.array([1, 2, 5, 20])
+
+
+def _data_sets() -> list[Counts]:
+    rng = np.random.default_rng(20261130)
+    theta = rng.beta(0.7, 2.0, 60)
+    trials = np.where(np.arange(60) % 5 == 0, 12, 20)
+    return [
+        Counts(rng.binomial(trials, theta), trials),                  # ordinary
+        Counts([0, 0, 1, 0, 2, 0, 0, 0], [10] * 8),                   # mostly failures
+        Counts([3, 0, 5, 1], [5, 5, 5, 5], tasks=["a", "b", "c", "d"]),  # few tasks
+    ]
+
+
+def _close_or_below(a, b) -> bool:
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    ok = np.isnan(a) | np.isnan(b) | (a <= b + 1e-9 + 1e-7 * np.abs(b))
+    return bool(np.all(ok))
+
+
+def check_estimator(estimator: str | Estimator) -> None:
+    """Raise AssertionError (saying what failed) unless `estimator` conforms.
+
+    Parameters
+    ----------
+    estimator : str or Estimator
+        A registered name (:func:`passmix.register_estimator`) or the
+        estimator itself.
+
+    Examples
+    --------
+    >>> from passmix.testing import check_estimator
+    >>> check_estimator("naive")
+    """
+    est = get_estimator(estimator) if isinstance(estimator, str) else estimator
+    name = est.name
+    options = {"seed": 3, "max_components": 2, "n_init": 3}
+    for counts in _data_sets():
+        before = (counts.successes.copy(), counts.trials.copy())
+        result = est(counts, **options)
+        assert isinstance(result, FittedResult), (
+            f"{name}: its result lacks metric, interval, summary or info")
+        _check_result(name, result, counts)
+        again = est(counts, **options).summary(_K)
+        pd.testing.assert_frame_equal(result.summary(_K), again, check_exact=False,
+                                      rtol=1e-12, obj=f"{name}: summary for the same seed")
+        assert np.array_equal(counts.successes, before[0]) and np.array_equal(
+            counts.trials, before[1]), f"{name}: the counts were modified"
+
+
+def _check_result(name: str, result: FittedResult, counts: Counts) -> None:
+    info = result.info()
+    assert isinstance(info, dict) and "estimator" in info, (
+        f"{name}: info() must be a dict with 'estimator'")
+    table = result.summary(_K)
+    assert isinstance(table, pd.DataFrame), f"{name}: summary() must return a DataFrame"
+    assert tuple(table.columns) == SUMMARY_COLUMNS, (
+        f"{name}: summary() columns are {list(table.columns)}, not {list(SUMMARY_COLUMNS)}")
+    assert list(table["metric"]) == [m for m in METRICS for _ in _K], (
+        f"{name}: summary() rows must be the metrics in order, each at every k")
+    assert np.array_equal(table["k"].to_numpy(), np.tile(_K, len(METRICS))), (
+        f"{name}: summary() must give the horizons asked for, in order")
+    values = table[["estimate", "lower", "upper"]].to_numpy(dtype=float)
+    finite = values[~np.isnan(values)]
+    assert np.all((finite >= 0) & (finite <= 1)), f"{name}: values outside [0, 1]"
+    est, lo, hi = (table[c].to_numpy(dtype=float) for c in ("estimate", "lower", "upper"))
+    assert _close_or_below(lo, est) and _close_or_below(est, hi), (
+        f"{name}: an interval does not bracket its estimate")
+    at = {m: table.loc[table["metric"] == m, "estimate"].to_numpy() for m in METRICS}
+    assert _close_or_below(at["pass@k"][:-1], at["pass@k"][1:]), f"{name}: Pass@k falls in k"
+    assert _close_or_below(at["pass^k"][1:], at["pass^k"][:-1]), f"{name}: Pass^k rises in k"
+    assert _close_or_below(at["pass^k"], at["auc@k"]) and _close_or_below(
+        at["auc@k"], at["pass@k"]), f"{name}: Pass^k <= AUC@k <= Pass@k fails"
+
+    for metric in METRICS:
+        scalar = result.metric(metric, 2)
+        assert isinstance(scalar, float), f"{name}: metric() at a scalar k must be a float"
+        array = result.metric(metric, [1, 2])
+        assert isinstance(array, np.ndarray) and array.shape == (2,), (
+            f"{name}: metric() at an array of k must be an array of that length")
+        lo, hi = result.interval(metric, 2)
+        assert np.isnan(lo) or lo <= scalar + 1e-12, f"{name}: interval() above its estimate"
+        assert np.isnan(hi) or hi >= scalar - 1e-12, f"{name}: interval() below its estimate"
+    for bad, args in (("metric", ("pass@q", 2)), ("k", ("pass@k", 0))):
+        try:
+            result.metric(*args)
+        except ValueError:
+            continue
+        raise AssertionError(f"{name}: metric() accepts a bad {bad}")
