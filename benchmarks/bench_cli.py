@@ -1,48 +1,91 @@
-"""Wall time of ``passmix estimate --example``: profile-likelihood vs delta-method intervals.
+"""Wall time of ``passmix estimate --example``, as a user starts it.
 
-Run:  python benchmarks/bench_cli.py [--repeats 3]
+Run:  python benchmarks/bench_cli.py [--repeats 3] [--baseline REV] [--cold]
 
 Each run is a fresh process (import, fits of the 7 Pythia models at
-k = 1, 10, 100, 1000, intervals, printing), as a user would start it; one
-untimed run first warms PyTensor's compile cache. Prints the median wall
-time of each interval method over the repeats, run alternately so that
-machine load affects both alike, and their ratio (issue 7 asks for profile
-<= 3x delta).
+k = 1, 10, 100, 1000, intervals, printing). One untimed run of each variant
+first warms PyTensor's compile cache. Variants: this checkout with
+profile-likelihood intervals (the default) and with delta-method intervals;
+with ``--baseline REV``, the command of an earlier commit (checked out with
+``git worktree`` in a temporary folder), e.g. ``85385e1``, the state before
+issues 7 and 8. Runs alternate between variants so that machine load affects
+all alike; the table gives each median and its ratio to the baseline.
+``--cold`` also times one run of each with an empty compile cache.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(interval: str) -> float:
-    cmd = [sys.executable, "-m", "passmix.cli", "estimate", "--example", "--interval", interval,
-           "--quiet"]
+def run(src: Path, extra: list[str], cold: bool = False) -> float:
+    env = dict(os.environ, PYTHONPATH=str(src))
+    if cold:
+        env["PYTENSOR_FLAGS"] = f"compiledir={tempfile.mkdtemp(prefix='ptcold')}"
+    cmd = [sys.executable, "-m", "passmix.cli", "estimate", "--example", "--quiet", *extra]
     start = time.perf_counter()
-    subprocess.run(cmd, capture_output=True, text=True, check=True)
+    subprocess.run(cmd, capture_output=True, text=True, check=True, env=env,
+                   cwd=tempfile.gettempdir())
     return time.perf_counter() - start
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--baseline", metavar="REV", default=None,
+                        help="also time the command at this git revision")
+    parser.add_argument("--cold", action="store_true", help="also time an empty compile cache")
     args = parser.parse_args()
-    run("delta")  # compile cache
-    times: dict[str, list[float]] = {"delta": [], "profile": []}
-    for _ in range(args.repeats):
-        for interval in times:
-            times[interval].append(run(interval))
+
+    variants: dict[str, tuple[Path, list[str]]] = {
+        "this checkout, profile (default)": (ROOT / "src", []),
+        "this checkout, --interval delta": (ROOT / "src", ["--interval", "delta"]),
+    }
+    worktree = None
+    if args.baseline:
+        worktree = Path(tempfile.mkdtemp(prefix="passmix-baseline-")) / "tree"
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree),
+                        args.baseline], check=True, capture_output=True)
+        variants = {f"baseline {args.baseline}": (worktree / "src", []), **variants}
+    try:
+        for src, extra in variants.values():
+            run(src, extra)  # compile cache
+        times: dict[str, list[float]] = {name: [] for name in variants}
+        for _ in range(args.repeats):
+            for name, (src, extra) in variants.items():
+                times[name].append(run(src, extra))
+        cold = {name: run(src, extra, cold=True) for name, (src, extra) in variants.items()} \
+            if args.cold else {}
+    finally:
+        if worktree is not None:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                            str(worktree)], check=False, capture_output=True)
+
     median = {k: statistics.median(v) for k, v in times.items()}
+    base = next(iter(median.values()))
     print("passmix estimate --example (7 models x 3 metrics x 4 horizons), fresh processes")
-    print(f"{'interval':<10} {'median (s)':>11} {'runs (s)':>30}")
-    for interval, values in times.items():
-        shown = ", ".join(f"{v:.1f}" for v in values)
-        print(f"{interval:<10} {median[interval]:>11.2f} {shown:>30}")
-    print(f"ratio profile / delta: {median['profile'] / median['delta']:.2f}")
+    width = max(len(n) for n in variants)
+    head = f"{'variant':<{width}} {'median (s)':>11} {'ratio':>6} {'runs (s)':>20}"
+    if cold:
+        head += f" {'empty cache (s)':>16}"
+    print(head)
+    print("-" * len(head))
+    for name, values in times.items():
+        line = (f"{name:<{width}} {median[name]:>11.2f} {median[name] / base:>6.2f} "
+                f"{', '.join(f'{v:.1f}' for v in values):>20}")
+        if cold:
+            line += f" {cold[name]:>16.1f}"
+        print(line)
+    print(f"ratio: to the first row, measured in this run ({os.cpu_count()} CPUs)")
 
 
 if __name__ == "__main__":

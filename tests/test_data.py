@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import doctest
 import pickle
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from numpy.testing import assert_array_equal
 
+import passmix
 import passmix.data
-from passmix.data import Counts, read_counts
+from passmix.data import Counts, detect_layout, read_counts
 from passmix.examples import example_path
 
 MATH = example_path("math_10k")
@@ -728,3 +732,92 @@ class TestFuzzedInputs:
         path.write_bytes(content)
         with pytest.raises(ValueError, match=match):
             read_counts(path)
+
+
+# --------------------------------------------------------------------------
+# read_trials and detect_layout: the one ingestion path
+# --------------------------------------------------------------------------
+
+
+def _long_frame(seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for model in ("a", "b"):
+        for task in ("t3", "t1", "t2"):
+            n = 4 if task != "t2" or model == "a" else 2  # model b ran t2 twice only
+            for trial in range(n):
+                rows.append({"model": model, "task_id": task, "trial": trial,
+                             "reward": float(rng.random() < 0.5)})
+    return pd.DataFrame(rows)
+
+
+class TestReadTrials:
+    def test_long_gives_matrices_that_sum_to_read_counts(self):
+        df = _long_frame()
+        before = df.copy()
+        trials = passmix.read_trials(df, group_by="model")
+        counts = passmix.read_counts(df, group_by="model")
+        pd.testing.assert_frame_equal(df, before)
+        assert trials.keys() == counts.keys()
+        for key, x in trials.items():
+            assert x.shape == (3, 4)
+            assert np.array_equal(np.nansum(x, axis=1), counts[key].successes)
+            assert np.array_equal(np.sum(~np.isnan(x), axis=1), counts[key].trials)
+            assert set(np.unique(x[~np.isnan(x)])) <= {0.0, 1.0}
+        # the tasks keep read_counts' order; b's t2 has two attempts not run
+        t2 = list(counts[("b",)].tasks).index("t2")
+        assert np.isnan(trials[("b",)][t2]).sum() == 2
+
+    def test_matrix_and_counts_layouts(self):
+        matrix = pd.DataFrame({"task": ["x", "y"], "a0": [1, 0], "a1": [1, np.nan],
+                               "a2": [0, 1]})
+        x = passmix.read_trials(matrix)
+        assert_array_equal(x, [[1, 1, 0], [0, np.nan, 1]])
+        counts = pd.DataFrame({"task": ["x", "y"], "successes": [2, 1], "trials": [3, 2]})
+        got = passmix.read_trials(counts)
+        assert isinstance(got, passmix.Counts)
+        assert_array_equal(got.successes, [2, 1])
+
+    def test_file_is_read_like_a_frame(self, tmp_path):
+        df = _long_frame(seed=4)
+        path = tmp_path / "runs.jsonl"
+        df.to_json(path, orient="records", lines=True)
+        from_file = passmix.read_trials(path, group_by="model")
+        from_frame = passmix.read_trials(df, group_by="model")
+        for key in from_frame:
+            assert_array_equal(from_file[key], from_frame[key])
+
+
+class TestDetectLayout:
+    @pytest.mark.parametrize("frame, kind", [
+        (pd.DataFrame({"problem": ["p"], "n_correct": [1], "attempts": [3]}), "counts"),
+        (pd.DataFrame({"task_id": ["p", "p"], "passed": [True, False]}), "long"),
+        (pd.DataFrame({"task": ["p"], "s1": [1], "s2": [0], "s3": [1]}), "matrix"),
+    ])
+    def test_kinds(self, frame, kind):
+        spec = detect_layout(frame)
+        assert spec.kind == kind
+        assert spec.task in frame.columns
+
+    def test_named_columns_decide(self):
+        df = pd.DataFrame({"m": ["a"], "q": ["p"], "good": [2], "n": [5]})
+        spec = detect_layout(df, group_by="m", task="q", successes="good", trials="n")
+        assert (spec.kind, spec.group_cols, spec.successes, spec.trials) == (
+            "counts", ("m",), "good", "n")
+
+    def test_errors_name_the_problem(self):
+        with pytest.raises(ValueError, match="'nope'"):
+            detect_layout(pd.DataFrame({"task": ["p"], "successes": [1], "trials": [2]}),
+                          group_by="nope")
+        with pytest.raises(ValueError, match="layout"):
+            detect_layout(pd.DataFrame({"task": ["p"], "comment": ["hi"]}))
+
+
+def test_import_is_light():
+    """``import passmix`` loads neither PyMC, ArviZ, matplotlib nor click."""
+    code = ("import sys, passmix; passmix.Counts([1], [2]); "
+            "print(','.join(m for m in ('pymc', 'pytensor', 'arviz', 'matplotlib', 'click') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=300)
+    assert out.stdout.strip() == ""

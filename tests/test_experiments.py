@@ -49,6 +49,17 @@ COLUMNS = ["seed", "m", "k", "metric", "method", "estimate", "lower", "upper", "
 FAST = {"max_components": 2, "n_init": 2}
 
 
+def _as_long_file(groups: dict[tuple, np.ndarray], path: Path) -> Path:
+    """0/1 matrices as a file with one row per attempt (NaN attempts left out)."""
+    frames = []
+    for (name,), x in groups.items():
+        task, trial = np.nonzero(~np.isnan(x))
+        frames.append(pd.DataFrame({"system": name, "task": task,
+                                    "outcome": x[task, trial].astype(int)}))
+    pd.concat(frames).to_csv(path, index=False)
+    return path
+
+
 def matrices(seed: int = 0, n_tasks: int = 40, n_trials: int = 12) -> dict[tuple, np.ndarray]:
     """Two groups of 0/1 outcomes; one with a few attempts not run (NaN)."""
     rng = np.random.default_rng(seed)
@@ -457,6 +468,49 @@ class TestRealData:
 
 
 class TestCommandLine:
+    def test_mixed_trial_counts_keep_k_where_reached(self, tmp_path):
+        # one model with all 10,000 trials, another cut to 128 per problem
+        df = pd.read_csv(MATH)
+        full = df[df["model"] == "Pythia 12B"]
+        short = df[df["model"] == "Pythia 6.9B"].copy()
+        rng = np.random.default_rng(3)
+        short["successes"] = rng.hypergeometric(short["successes"],
+                                                short["trials"] - short["successes"], 128)
+        short["trials"] = 128
+        data = tmp_path / "mixed.csv"
+        pd.concat([full, short]).to_csv(data, index=False)
+        result = invoke("experiment", "repeated", data, "--group-by", "model", "--m", "5",
+                        "--k", "10,1000", "--seeds", "1", "--method", "naive",
+                        "--method", "mixture", "--max-components", "1", "--n-init", "2",
+                        "--no-figures", "--out", tmp_path / "out", "--quiet")
+        errors = pd.read_csv(tmp_path / "out" / "errors.csv")
+        at_1000 = errors[errors["k"] == 1000]
+        assert set(at_1000["model"]) == {"Pythia 12B"}
+        assert len(at_1000) == 3 * 2
+        assert set(errors.loc[errors["k"] == 10, "model"]) == {"Pythia 12B", "Pythia 6.9B"}
+        # the warning names the group that cannot reach k = 1000, and only it
+        assert "Pythia 6.9B" in result.stderr and "1000" in result.stderr
+        assert "Pythia 12B" not in result.stderr
+        refs = pd.read_csv(tmp_path / "out" / "references.csv")
+        assert refs.groupby("model")["n_trials"].max().to_dict() == {"Pythia 12B": 10000,
+                                                                     "Pythia 6.9B": 128}
+
+    @pytest.mark.parametrize("methods", [["naive"], ["combinatorial"], ["naive", "combinatorial"],
+                                         ["mixture"]])
+    def test_report_with_some_methods(self, tmp_path, methods):
+        groups = matrices(seed=2, n_tasks=20, n_trials=8)
+        res = passmix.experiments.repeated_experiment(
+            _as_long_file(groups, tmp_path / "t.csv"), tmp_path / "out", group_by=["system"],
+            m=[3], k=[2, 6], seeds=[0], methods=methods, **FAST)
+        assert set(res.errors["method"]) == set(methods)
+        report = (tmp_path / "out" / "report.md").read_text()
+        assert "fits failed" not in report
+        assert ("Needs the naive and the mixture" in report) == (
+            not {"naive", "mixture"} <= set(methods))
+        pngs = {p.name for p in (tmp_path / "out").glob("*.png")}
+        assert "fig_mae_vs_k.png" in pngs
+        assert ("fig_bic_shares.png" in pngs) == ("mixture" in methods)
+
     def test_errors(self, tmp_path):
         runner = CliRunner()
         res = runner.invoke(main, ["experiment", "repeated", str(TAU)])

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pandas as pd
 import pytest
+from numpy.testing import assert_allclose
 from scipy.optimize import minimize
 from scipy.special import logsumexp
 from scipy.stats import betabinom
@@ -339,3 +340,64 @@ class TestFuzzedReproducers:
         res = passmix.fit(passmix.Counts([0, 5], [2**32, 10]), seed=0)
         assert res.pass_at_k(1) == pytest.approx(0.25, abs=1e-3)
         assert res.loglik < 0
+
+
+# --------------------------------------------------------------------------
+# pymc.find_MAP itself
+# --------------------------------------------------------------------------
+
+
+def _two_groups(seed: int = 11, n: int = 150, trials: int = 12) -> passmix.Counts:
+    rng = np.random.default_rng(seed)
+    theta = np.where(rng.random(n) < 0.5, rng.beta(1, 8, n), rng.beta(6, 2, n))
+    return passmix.Counts(rng.binomial(trials, theta), np.full(n, trials))
+
+
+def _scipy_loglik(counts: passmix.Counts, weights, alpha, beta) -> float:
+    """The mixture's log-likelihood by scipy's beta-binomial, task by task."""
+    y, m = counts.successes[:, None], counts.trials[:, None]
+    logp = np.log(weights)[None, :] + betabinom.logpmf(y, m, alpha[None, :],
+                                                              beta[None, :])
+    return float(logsumexp(logp, axis=1).sum())
+
+
+class TestFindMAP:
+    @pytest.mark.parametrize("h", [1, 2])
+    def test_pymc_find_map_reaches_the_fits_optimum(self, h):
+        pm = pytest.importorskip("pymc")
+        from passmix.model import build_model, pair_data
+        from passmix.parameters import coordinate_blocks, unpack
+
+        counts = _two_groups()
+        fitted = passmix.fit(counts, n_components=h, n_init=5, seed=0)
+        model = build_model(h, prior="flat")
+        y, m, weight = counts.pairs()
+        pm.set_data(pair_data(y, m, weight), model=model)
+        start = {"logit_mean_first": -0.5, "log_concentration": np.ones(h)}
+        if h > 1:
+            start.update(logit_weights=np.zeros(h - 1), log_mean_gaps=np.full(h - 1, 0.5))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            point = pm.find_MAP(start=start, model=model, progressbar=False)
+        z = np.concatenate([np.atleast_1d(point[name]) for name, _ in coordinate_blocks(h)])
+        found = _scipy_loglik(counts, *unpack(z, h))
+        assert abs(found - fitted.loglik) < 1e-6
+        assert_allclose(_scipy_loglik(counts, fitted.weights, fitted.alpha, fitted.beta),
+                        fitted.loglik, rtol=0, atol=1e-8)
+
+    def test_fit_with_find_map_agrees(self):
+        counts = _two_groups(seed=12, n=80)
+        default = passmix.fit(counts, max_components=2, n_init=3, seed=1)
+        with_pymc = passmix.fit(counts, max_components=2, n_init=3, seed=1,
+                                optimizer="find_MAP")
+        assert with_pymc.n_components == default.n_components
+        assert abs(with_pymc.loglik - default.loglik) < 1e-6
+        assert_allclose(with_pymc.bic_table["loglik"], default.bic_table["loglik"],
+                        rtol=0, atol=1e-6)
+        assert with_pymc.converged
+        assert_allclose(with_pymc.pass_at_k([1, 100]), default.pass_at_k([1, 100]),
+                        rtol=1e-4)
+
+    def test_unknown_optimizer(self):
+        with pytest.raises(ValueError, match="optimizer.*lbfgsb, find_MAP"):
+            passmix.fit(passmix.Counts([1, 2], [3, 3]), optimizer="newton")

@@ -1,15 +1,15 @@
-"""Execute every notebook in notebooks/ top to bottom, and check none is committed with outputs.
+"""Execute every notebook in notebooks/ top to bottom, and check each is committed with outputs.
 
 The kernel is this interpreter (``sys.executable``), through a ``python3``
-kernelspec written to a temporary directory: the tests then run the
+kernelspec written to a temporary directory by ``notebooks/execute.py`` (the
+script that saves the notebooks with their outputs): the tests then run the
 notebooks against the passmix they are testing even when the virtualenv is
-not on ``PATH`` (a kernelspec whose argv says ``python`` would otherwise be
-resolved through ``PATH``).
+not on ``PATH``.
 """
 
 from __future__ import annotations
 
-import json
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -19,40 +19,30 @@ import pytest
 nbformat = pytest.importorskip("nbformat")
 nbclient = pytest.importorskip("nbclient")
 pytest.importorskip("ipykernel")
-from jupyter_client.kernelspec import KernelSpecManager  # noqa: E402
-from jupyter_client.manager import AsyncKernelManager  # noqa: E402
 
 NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
-CELL_TIMEOUT = 600  # seconds per cell
-KERNEL_NAME = "python3"
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("passmix_execute_notebooks",
+                                                  NOTEBOOK_DIR / "execute.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+script = _load_script()
 
 
 @pytest.fixture(scope="module")
 def kernel_dirs(tmp_path_factory) -> list[str]:
     """A directory holding one kernelspec, ``python3``, that runs this interpreter."""
-    root = tmp_path_factory.mktemp("kernels")
-    spec = root / KERNEL_NAME
-    spec.mkdir()
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (passmix tests)",
-        "language": "python",
-        "metadata": {"debugger": False},
-    }))
-    return [str(root)]
+    return script.kernel_dirs(tmp_path_factory.mktemp("kernels"))
 
 
 def execute(nb, kernel_dirs: list[str], cwd: Path):
-    """Run `nb` in place with nbclient; raises ``CellExecutionError`` on any cell error."""
-    km = AsyncKernelManager(kernel_name=KERNEL_NAME,
-                            kernel_spec_manager=KernelSpecManager(kernel_dirs=kernel_dirs))
-    client = nbclient.NotebookClient(
-        nb, km=km, kernel_name=KERNEL_NAME, timeout=CELL_TIMEOUT, startup_timeout=180,
-        allow_errors=False, resources={"metadata": {"path": str(cwd)}},
-    )
-    client.execute()
-    return nb
+    return script.execute(nb, kernel_dirs, cwd)
 
 
 def stream_text(cell) -> str:
@@ -81,12 +71,19 @@ def test_cell_error_fails(kernel_dirs):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_committed_without_outputs(path):
+def test_committed_with_outputs(path):
+    """Run in one go by notebooks/execute.py: every code cell in order, no error, a figure."""
     nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
-    dirty = [i for i, cell in enumerate(nb.cells)
-             if cell.cell_type == "code" and (cell.outputs or cell.execution_count is not None)]
-    assert not dirty, f"{path.name}: clear the outputs of code cells {dirty} before committing"
+    code = [cell for cell in nb.cells if cell.cell_type == "code" and cell.source.strip()]
+    counts = [cell.execution_count for cell in code]
+    assert counts == list(range(1, len(code) + 1)), (
+        f"{path.name}: run `python notebooks/execute.py {path.name}` before committing "
+        f"(execution counts {counts})")
+    outputs = [out for cell in code for out in cell.outputs]
+    assert not [o for o in outputs if o.output_type == "error"], f"{path.name}: an error output"
+    figures = [o for o in outputs if "image/png" in o.get("data", {})]
+    assert figures, f"{path.name}: no figure among the outputs"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)

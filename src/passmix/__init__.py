@@ -1,17 +1,20 @@
 """passmix: low-budget evaluation of stochastic AI systems.
 
 Fit a Beta mixture to per-task success counts and read off Pass@k, Pass^k and
-AUC@k at any horizon, with delta-method intervals.
+AUC@k at any horizon, with profile-likelihood or delta-method intervals, next
+to the naive and unbiased estimators and any estimator registered with
+:func:`register_estimator`.
 """
 
 from ._validation import METRICS, DegenerateDataWarning, FitWarning, PosteriorWarning
 from .data import Counts, read_counts, read_trials
 from .estimators import combinatorial_estimate, direct_estimate, naive_estimate
-from .fit import MixtureFit, fit
 from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
 from .metrics import auc_at_k, metric_value, pass_at_k, pass_hat_k
+from .mixture import MixtureFit, fit
 from .registry import estimator_names, register_estimator
 from .results import DirectEstimate, FittedResult
+from .tables import estimate_table
 
 __version__ = "0.1.0"
 
@@ -34,6 +37,7 @@ def __getattr__(name: str):
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_LAZY))
 
+
 __all__ = [
     "METRICS",
     "ConfidenceInterval",
@@ -51,6 +55,7 @@ __all__ = [
     "credible_interval",
     "delta_method",
     "direct_estimate",
+    "estimate_table",
     "estimator_names",
     "fit",
     "metric_value",

@@ -316,6 +316,8 @@ def experiment() -> None:
 @click.option("--interval", "interval", type=click.Choice(INTERVAL_METHODS, case_sensitive=False),
               default="profile",
               help="Interval of the mixture: profile likelihood, or the (faster) delta method.")
+@click.option("--method", "methods", type=MethodName(), multiple=True, default=("all",),
+              help="Estimators to run (repeat the option): any registered one, or all.")
 @click.option("--max-components", type=click.IntRange(1, MAX_COMPONENTS), default=4,
               help="Largest number of mixture components tried (BIC chooses).")
 @click.option("--n-init", type=click.IntRange(1, MAX_INIT), default=10,
@@ -340,13 +342,15 @@ def repeated(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...
              first_seed: int, jobs: int, scheduler: str | None, level: float, interval: str,
              max_components: int, n_init: int, report_k: tuple[int, ...] | None,
              report_m: int | None, title: str | None, layout: str, task: str | None,
+             methods: tuple[str, ...],
              successes: str | None, trials: str | None, outcome: str | None,
              no_figures: bool, no_cache: bool, quiet: bool) -> None:
     """Repeated-trial protocol (first paper; docs/formulas.md, section 5) on DATA.
 
     Per group and seed, keeps the first m trials of every task after a random
-    reordering (nested subsets), estimates Pass@k, Pass^k and AUC@k by the
-    naive, combinatorial (k <= m) and mixture methods, and measures the error
+    reordering (nested subsets), estimates Pass@k, Pass^k and AUC@k by every
+    registered method (naive, combinatorial for k <= m, mixture, or those
+    named by --method), and measures the error
     against the combinatorial estimate on all trials, in percentage points.
     Writes errors.csv (one row per group, seed, m, k, metric, method), the
     paper's summary tables as CSV and report.md, and figures (PNG and PDF).
@@ -380,7 +384,7 @@ def repeated(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...
                 successes=successes, trials=trials, outcome=outcome, m=m, k=k,
                 seeds=list(range(first_seed, first_seed + seeds)), level=level,
                 interval=interval.lower(), max_components=max_components, n_init=n_init,
-                jobs=jobs, client=client,
+                methods=list(methods), jobs=jobs, client=client,
                 cache=not no_cache, report_k=report_k, report_m=report_m,
                 figures=not no_figures, title=title, command=_command_line(ctx),
                 progress=not quiet and _is_tty(sys.stderr),
@@ -410,9 +414,11 @@ def _command_line(ctx: click.Context) -> str:
         flag = max(param.opts, key=len)
         if getattr(param, "is_flag", False):
             words.append(flag)
+        elif getattr(param, "multiple", False):
+            for item in value:
+                words += [flag, str(item)]
         elif isinstance(value, tuple):
-            joined = ",".join(map(str, value))
-            words += [flag, joined]
+            words += [flag, ",".join(map(str, value))]
         else:
             words += [flag, str(value)]
     return shlex.join(words)

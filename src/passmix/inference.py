@@ -9,7 +9,7 @@ bounds and starting points. :func:`maximize` returns the best
 information there; :func:`select_by_bic` picks among models of different
 size. Intervals built on these are in :mod:`passmix.intervals` (delta method)
 and :mod:`passmix.profile` (profile likelihood). The Beta mixture
-(:mod:`passmix.fit`) supplies only its objective, bounds and starts.
+(:mod:`passmix.mixture`) supplies only its objective, bounds and starts.
 """
 
 from __future__ import annotations

@@ -17,8 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit
-from scipy.stats import norm
+from scipy.special import expit, ndtri
 
 from ._validation import check_k, check_level, check_metric
 from .metrics import TINY, evaluate_metric
@@ -204,7 +203,7 @@ def delta_interval(values, gradient, covariance, metric: str, k, *, level: float
     cov = grad @ np.asarray(covariance, dtype=float) @ grad.T
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     estimate = np.clip(np.asarray(values, dtype=float), 0.0, 1.0)
-    lower, upper = _interval_ends(estimate, se, norm.ppf(0.5 + level / 2.0), scale)
+    lower, upper = _interval_ends(estimate, se, ndtri(0.5 + level / 2.0), scale)
     # rounding can put an end a ulp past the estimate, and a zero standard
     # error (coordinates held on a bound) gives ends that coincide
     lower, upper = widen_degenerate(np.minimum(lower, estimate), np.maximum(upper, estimate))

@@ -183,8 +183,10 @@ def _compiled(capacity: int) -> _Compiled:
     model = build_model(capacity, switchable=True)
     logp = model.logp(jacobian=False)
     dlogp = model.dlogp(model.free_RVs, jacobian=False)
-    (logp_j, dlogp_j), joined = join_nonshared_inputs(model.initial_point(), [logp, dlogp],
-                                                      model.value_vars)
+    # a point of the right shapes; model.initial_point() would compile a function for it
+    point = {name: np.zeros(() if name == "logit_mean_first" else (size,))
+             for name, size in coordinate_blocks(capacity)}
+    (logp_j, dlogp_j), joined = join_nonshared_inputs(point, [logp, dlogp], model.value_vars)
     # the joined input follows model.value_vars, which is the block order above
     names = [v.name for v in model.value_vars]
     expected = [name for name, _ in coordinate_blocks(capacity)]

@@ -19,7 +19,7 @@ from ._validation import check_k, check_level, check_metric
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from .fit import MixtureFit
+    from .mixture import MixtureFit
 
 __all__ = ["plot_horizon", "plot_mixture_density"]
 

@@ -55,7 +55,7 @@ from scipy.special import betaln, gammaln, logsumexp
 from ._defaults import POSTERIOR_K
 from ._validation import (DegenerateDataWarning, FitWarning, PosteriorWarning, check_k,
                           check_level, check_metric, check_seed, check_whole)
-from .fit import MixtureFit, fit
+from .mixture import MixtureFit, fit
 from .intervals import ConfidenceInterval
 from .metrics import metric_value
 from .model import get_sampling_model, pair_data

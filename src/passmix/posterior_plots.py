@@ -22,7 +22,7 @@ from .posterior import FREE_VARS, check_idata, draws_interval, metric_draws
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from .fit import MixtureFit
+    from .mixture import MixtureFit
 
 __all__ = ["plot_posterior_horizon", "plot_ppc_counts", "plot_rank", "plot_trace"]
 

@@ -40,8 +40,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
-from scipy.special import expit
-from scipy.stats import chi2
+from scipy.special import expit, ndtri
 
 from ._validation import check_k, check_level, check_metric
 from .intervals import ConfidenceInterval, widen_degenerate
@@ -265,7 +264,8 @@ def profile_interval(objective, params, loglik: float, covariance, box, metric_l
     k_arr, _ = check_k(k)
     z_hat = np.asarray(params, dtype=float)
     box = np.asarray(box, dtype=float)
-    drop = 0.5 * float(chi2.ppf(level, 1))
+    # the chi-square(1) quantile is the square of the normal one
+    drop = 0.5 * float(ndtri(0.5 + level / 2.0)) ** 2
     threshold = loglik - drop
     estimate = np.array([metric_value(z_hat, kk) for kk in k_arr])
 

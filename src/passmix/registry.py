@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .data import Counts
-from .fit import fit
+from .mixture import fit
 from .results import DirectEstimate, FittedResult
 
 __all__ = ["Estimator", "estimator_names", "get_estimator", "register_estimator",

@@ -1,6 +1,6 @@
 """What every estimator returns: the ``FittedResult`` protocol, and the direct estimates.
 
-An estimator (:mod:`passmix.estimators` keeps the registry) turns per-task
+An estimator (:mod:`passmix.registry` keeps the registry) turns per-task
 counts into a *fitted result*, an object with four methods:
 
 ``metric(metric, k)``

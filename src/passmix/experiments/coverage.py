@@ -35,7 +35,7 @@ from .._validation import METRICS, check_k, check_level
 from ..data import Counts, read_counts
 from ..estimators import combinatorial_estimate
 from ..examples import example_path
-from ..fit import fit
+from ..mixture import fit
 from ..metrics import metric_value
 
 __all__ = ["COVERAGE_METHODS", "Case", "coverage_table", "interior_cases", "interval_coverage",

@@ -24,8 +24,7 @@ import pandas as pd
 
 from .._validation import METRICS
 from ..plots import METRIC_LABELS
-from ._harness import protocol_methods
-from .report import default_report_k, default_report_m, group_columns
+from .report import group_columns, methods_present, report_grid
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -47,13 +46,6 @@ REFERENCE_STYLE = {"color": "0.15", "marker": ".", "label": "Reference (all tria
 def _style(method: str) -> dict:
     """A method's colour, marker and label; grey crosses for estimators added later."""
     return STYLE.get(method, {"color": "0.45", "marker": "x", "label": method})
-
-
-def _methods(part: pd.DataFrame) -> list[str]:
-    """The methods present in `part`, in the protocol's order."""
-    present = set(part["method"])
-    return [m for m in protocol_methods() if m in present] + sorted(
-        present - set(protocol_methods()))
 
 
 def _pyplot():
@@ -138,7 +130,7 @@ def plot_mae_vs_k(errors: pd.DataFrame, m: Sequence[int] | None = None,
         for j, budget in enumerate(budgets):
             ax = axes[i, j]
             part = cells[(cells["metric"] == metric) & (cells["m"] == budget)]
-            for method in _methods(part):
+            for method in methods_present(part):
                 line = part[part["method"] == method]
                 ax.plot(line["k"], line["abs_error"], ms=3.5, lw=1.4, **_style(method))
             ax.axvline(budget, color="0.5", ls=":", lw=1.0)
@@ -172,7 +164,7 @@ def plot_mae_vs_m(errors: pd.DataFrame, k: int) -> Figure:
     for j, metric in enumerate(METRICS):
         ax = axes[0, j]
         part = cells[cells["metric"] == metric]
-        for method in _methods(part):
+        for method in methods_present(part):
             line = part[part["method"] == method]
             ax.plot(line["m"], line["abs_error"], ms=4, lw=1.4, **_style(method))
         ax.set_xscale("log")
@@ -231,15 +223,19 @@ def plot_horizons(errors: pd.DataFrame, m: int, seed: int | None = None,
         for j, metric in enumerate(METRICS):
             ax = axes[i, j]
             part = df[(df["_group"] == name) & (df["metric"] == metric)]
-            ref = part[part["method"] == "naive"].sort_values("k")
+            # every method's rows carry the same reference
+            ref = part.drop_duplicates("k").sort_values("k")
             ax.plot(ref["k"], 100 * ref["reference"], lw=1.6, ms=4, **REFERENCE_STYLE)
-            for method in ("naive", "mixture"):
+            for method in methods_present(part):
+                if method == "combinatorial":  # it stops at k = m: the reference says more
+                    continue
                 line = part[part["method"] == method].sort_values("k")
-                ax.plot(line["k"], 100 * line["estimate"], lw=1.2, ms=3, **STYLE[method])
-                if method == "mixture":
+                style = _style(method)
+                ax.plot(line["k"], 100 * line["estimate"], lw=1.2, ms=3, **style)
+                if line["lower"].notna().any():
                     ax.fill_between(line["k"], 100 * line["lower"], 100 * line["upper"],
-                                    color=STYLE["mixture"]["color"], alpha=0.2, lw=0,
-                                    label="Mixture interval")
+                                    color=style["color"], alpha=0.2, lw=0,
+                                    label=f"{style['label']} interval")
             ax.axvline(m, color="0.5", ls=":", lw=1.0)
             ax.set_xscale("log")
             ax.set_ylim(-3, 103)
@@ -293,13 +289,17 @@ def write_figures(result: RepeatedResult, out: str | os.PathLike, *,
     plt = _pyplot()
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    ks = tuple(report_k) if report_k else default_report_k(result.config.k, result.n_trials)
-    m = report_m if report_m is not None else default_report_m(result.config.m, result.n_trials)
-    figs = {"fig_mae_vs_k": plot_mae_vs_k(result.errors)}
+    ks, m = report_grid(result, report_k, report_m)
+    errors = result.errors
+    # a figure with nothing to show (e.g. only the combinatorial estimate beyond k = m,
+    # or no mixture fit to count H in) is left out
+    figs = {"fig_mae_vs_k": plot_mae_vs_k(errors)}
     for k in ks:
-        figs[f"fig_mae_vs_m_k{k}"] = plot_mae_vs_m(result.errors, k)
-    figs[f"fig_horizons_m{m}"] = plot_horizons(result.errors, m)
-    figs["fig_bic_shares"] = plot_bic_shares(result.fits)
+        if errors.loc[errors["k"] == k, "abs_error"].notna().any():
+            figs[f"fig_mae_vs_m_k{k}"] = plot_mae_vs_m(errors, k)
+    figs[f"fig_horizons_m{m}"] = plot_horizons(errors, m)
+    if result.fits["n_components"].notna().any():
+        figs["fig_bic_shares"] = plot_bic_shares(result.fits)
     names = []
     for stem, fig in figs.items():
         for fmt in formats:

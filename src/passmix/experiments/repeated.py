@@ -355,14 +355,14 @@ def _estimate_unit(sub: Counts, unit: _Unit, m: int) -> dict[str, Any]:
     started = time.perf_counter()
     options = {"seed": stream(unit.seed, unit.gid, 1, m),
                "max_components": unit.max_components, "n_init": unit.n_init}
+    failures = []
     with recorded_warnings() as caught:
         for name in unit.methods:
             try:
                 result = get_estimator(name)(sub, **options)
                 part = result_rows(result, ks, unit.level, unit.interval)
             except (ValueError, RuntimeError) as err:
-                if name == "mixture":
-                    info["error"] = f"{type(err).__name__}: {err}"
+                failures.append(f"{name}: {type(err).__name__}: {err}")
                 rows.extend([unit.seed, m, int(k), metric, name, None, None, None]
                             for metric in METRICS for k in ks)
                 continue
@@ -380,6 +380,8 @@ def _estimate_unit(sub: Counts, unit: _Unit, m: int) -> dict[str, Any]:
                     "bic_by_h": json.dumps({int(h): float(b) for h, b in
                                             zip(table["n_components"], table["bic"])}),
                 })
+    if failures:
+        info["error"] = " | ".join(failures)
     info["seconds"] = time.perf_counter() - started
     info["warnings"] = " | ".join(dict.fromkeys(" ".join(str(w.message).split())
                                                 for w in caught))

@@ -81,6 +81,21 @@ def group_columns(errors: pd.DataFrame) -> list[str]:
     return list(errors.columns[: list(errors.columns).index("seed")])
 
 
+def methods_present(errors: pd.DataFrame) -> list[str]:
+    """The methods in `errors`, in the protocol's order, unregistered ones last.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from passmix.experiments.report import methods_present
+    >>> methods_present(pd.DataFrame({"method": ["mixture", "mine", "naive"]}))
+    ['naive', 'mixture', 'mine']
+    """
+    present = set(errors["method"])
+    order = protocol_methods()
+    return [m for m in order if m in present] + sorted(present - set(order))
+
+
 def regime(errors: pd.DataFrame) -> pd.Series:
     """``"k <= m"`` or ``"k > m"`` for every row."""
     return pd.Series(np.where(errors["k"] <= errors["m"], REGIMES[0], REGIMES[1]),
@@ -272,18 +287,22 @@ def trials_needed(errors: pd.DataFrame, k: int, n_trials: int,
     Returns
     -------
     pandas.DataFrame
-        Columns k, target, tolerance, naive, mixture (median m), fewer,
-        reached (percent of groups where the mixture reaches the tolerance).
+        Columns k, target, tolerance, then the median m of each method run
+        but the combinatorial one (naive, mixture, ...), then, when the
+        mixture was run, fewer and reached (percent of groups where the
+        mixture reaches the tolerance).
     """
     gcols = group_columns(errors)
-    df = errors[(errors["k"] == k) & errors["metric"].isin(list(target))
-                & errors["method"].isin(["naive", "mixture"])]
-    if df.empty:
+    if not (errors["k"] == k).any():
         raise ValueError(f"k = {k} is not among the horizons run.")
+    # the combinatorial estimate cannot extrapolate, so it is not a budget to compare
+    methods = [meth for meth in methods_present(errors) if meth != "combinatorial"]
+    df = errors[(errors["k"] == k) & errors["metric"].isin(list(target))
+                & errors["method"].isin(methods)]
     per = df.groupby([*gcols, "method", "m"], sort=True)["abs_error"].mean().reset_index()
     rows = []
-    for tol in tolerances:
-        need: dict[str, list[float]] = {"naive": [], "mixture": []}
+    for tol in tolerances if methods else ():
+        need: dict[str, list[float]] = {meth: [] for meth in methods}
         reached = []
         for key, part in per.groupby([*gcols, "method"], sort=False):
             method = key[-1]
@@ -291,12 +310,13 @@ def trials_needed(errors: pd.DataFrame, k: int, n_trials: int,
             need[method].append(float(ok.min()) if len(ok) else float(n_trials))
             if method == "mixture":
                 reached.append(bool(len(ok)))
-        mix = float(np.median(need["mixture"]))
-        rows.append({"k": k, "target": "mean(" + ", ".join(target) + ")"
-                     if len(target) > 1 else target[0], "tolerance": tol,
-                     "naive": float(np.median(need["naive"])), "mixture": mix,
-                     "fewer": 100.0 * (1.0 - mix / n_trials),
-                     "reached": 100.0 * float(np.mean(reached))})
+        row = {"k": k, "target": "mean(" + ", ".join(target) + ")"
+               if len(target) > 1 else target[0], "tolerance": tol}
+        row.update({meth: float(np.median(v)) if v else np.nan for meth, v in need.items()})
+        if "mixture" in need:
+            row["fewer"] = 100.0 * (1.0 - row["mixture"] / n_trials)
+            row["reached"] = 100.0 * float(np.mean(reached)) if reached else np.nan
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
@@ -375,8 +395,13 @@ def mae_by_group(errors: pd.DataFrame, k: Sequence[int]) -> pd.DataFrame:
     return out
 
 
+def _n_failed(fits: pd.DataFrame) -> int:
+    """Units in which some estimator raised (their rows are null)."""
+    return int((fits["error"].fillna("").astype(str) != "").sum())
+
+
 def fit_diagnostics(fits: pd.DataFrame) -> pd.DataFrame:
-    """Per m: fits run, failed, converged, on a bound, with warnings, mean seconds.
+    """Per m: fits run, failed (an estimator raised), converged, on a bound, warned, seconds.
 
     Returns
     -------
@@ -386,7 +411,7 @@ def fit_diagnostics(fits: pd.DataFrame) -> pd.DataFrame:
     """
     def row(part: pd.DataFrame, label: Any) -> dict[str, Any]:
         ok = part["n_components"].notna()
-        return {"m": label, "n_fits": len(part), "failed": int((~ok).sum()),
+        return {"m": label, "n_fits": len(part), "failed": _n_failed(part),
                 "converged": 100.0 * float(part.loc[ok, "converged"].astype(bool).mean())
                 if ok.any() else np.nan,
                 "on_bound": 100.0 * float((part.loc[ok, "on_bound"].fillna("") != "").mean())
@@ -397,6 +422,23 @@ def fit_diagnostics(fits: pd.DataFrame) -> pd.DataFrame:
     rows = [row(part, int(m)) for m, part in fits.groupby("m", sort=True)]
     rows.append(row(fits, "all"))
     return pd.DataFrame(rows)
+
+
+def report_grid(result: RepeatedResult, report_k: Sequence[int] | None = None,
+                report_m: int | None = None) -> tuple[tuple[int, ...], int]:
+    """The horizons and the budget the report's fixed-k and headline tables use.
+
+    Defaults: :func:`default_report_k` and :func:`default_report_m`; given
+    values must be among those run (ValueError otherwise).
+    """
+    config = result.config
+    ks = tuple(report_k) if report_k else default_report_k(config.k, result.n_trials)
+    m = report_m if report_m is not None else default_report_m(config.m, result.n_trials)
+    missing = [v for v in ks if v not in config.k]
+    if missing or m not in config.m:
+        raise ValueError(f"report_k {list(ks)} and report_m {m} must be among the k "
+                         f"{list(config.k)} and m {list(config.m)} run.")
+    return ks, m
 
 
 def summary_tables(result: RepeatedResult, *, report_k: Sequence[int] | None = None,
@@ -416,21 +458,24 @@ def summary_tables(result: RepeatedResult, *, report_k: Sequence[int] | None = N
     -------
     dict of str to pandas.DataFrame
     """
-    errors, config = result.errors, result.config
-    ks = tuple(report_k) if report_k else default_report_k(config.k, result.n_trials)
-    m = report_m if report_m is not None else default_report_m(config.m, result.n_trials)
-    missing = [v for v in ks if v not in config.k]
-    if missing or m not in config.m:
-        raise ValueError(f"report_k {list(ks)} and report_m {m} must be among the k "
-                         f"{list(config.k)} and m {list(config.m)} run.")
+    errors = result.errors
+    ks, m = report_grid(result, report_k, report_m)
+    # a horizon run by no estimator that reaches it (the combinatorial one alone, k > m)
+    # has no rows
+    ks = [v for v in ks if (errors["k"] == v).any()]
+    has_m = bool(((errors["m"] == m) & errors["k"].isin(ks)).any())
+
+    def stacked(frames: list[pd.DataFrame]) -> pd.DataFrame:
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
     return {
         "mae_by_regime": mae_by_regime(errors),
-        "mae_at_k": pd.concat([mae_at_k(errors, v) for v in ks], ignore_index=True),
+        "mae_at_k": stacked([mae_at_k(errors, v) for v in ks]),
         "mae_by_seed": mae_by_seed(errors),
-        "win_rates": pd.concat([win_rates(errors, m, v) for v in ks], ignore_index=True),
-        "trials_needed": pd.concat(
+        "win_rates": stacked([win_rates(errors, m, v) for v in ks] if has_m else []),
+        "trials_needed": stacked(
             [trials_needed(errors, v, result.n_trials, target=t)
-             for v in ks for t in (PAPER_TARGET, ("pass@k",))], ignore_index=True),
+             for v in ks for t in (PAPER_TARGET, ("pass@k",))]),
         "bic_shares": bic_shares(result.fits),
         "coverage": coverage(errors),
         "coverage_by_m": coverage(errors, by=("metric", "m")),
@@ -515,8 +560,7 @@ def write_report(result: RepeatedResult, out: str | os.PathLike, *,
         table.to_csv(out / f"{name}.csv", index=False)
     config, errors, fits = result.config, result.errors, result.fits
     gcols = result.group_cols
-    ks = sorted(tables["mae_at_k"]["k"].unique())
-    m = int(tables["win_rates"]["m"].iloc[0])
+    ks, m = report_grid(result, report_k, report_m)
     n_groups = errors[gcols].drop_duplicates().shape[0]
     tasks = result.references.drop_duplicates(gcols)["n_tasks"]
     lines = [f"# {title or 'Repeated-trial experiment'}", ""]
@@ -538,16 +582,17 @@ def write_report(result: RepeatedResult, out: str | os.PathLike, *,
         "below is also a CSV file here.",
         "",
     ]
-    failed = int(fits["n_components"].isna().sum())
+    failed = _n_failed(fits)
     if failed:
-        lines += [f"**{failed} of {len(fits)} fits failed**; their mixture rows are null "
-                  "and left out of the averages (see `fits.csv`).", ""]
+        lines += [f"**{failed} of {len(fits)} fits failed**; their rows are null "
+                  "and left out of the averages (see the error column of `fits.csv`).", ""]
 
     lines += [f"## Headline: MAE at m = {m} (Table 1)", "",
               "Win rate: share of groups where the mixture's seed-averaged error is below "
               "naive's.", ""]
-    win = tables["win_rates"].drop(columns="m")
-    lines += [markdown_table(win), ""]
+    win = tables["win_rates"]
+    lines += [markdown_table(win.drop(columns="m")), ""] if len(win) else \
+        ["Needs the naive and the mixture estimates; not run.", ""]
 
     lines += ["## MAE by regime (Tables 2 and 5)", "",
               "All budgets m and horizons k run, k <= m against k > m.", ""]
@@ -576,7 +621,11 @@ def write_report(result: RepeatedResult, out: str | os.PathLike, *,
 
     for k in ks:
         lines += [f"## MAE at k = {k} by m (Tables 6-8)", ""]
-        part = tables["mae_at_k"][tables["mae_at_k"]["k"] == k]
+        part = tables["mae_at_k"]
+        part = part[part["k"] == k] if len(part) else part
+        if part.empty:
+            lines += ["No method run reaches this horizon.", ""]
+            continue
         wide = _wide(part, ["metric", "m"], ["method"], "mae")
         lines += [markdown_table(wide), ""]
 
@@ -589,7 +638,9 @@ def write_report(result: RepeatedResult, out: str | os.PathLike, *,
               f"(points); a group that never reaches it counts as {result.n_trials}. "
               f"`fewer` = 1 - mixture m / {result.n_trials}; `reached` = share of groups where "
               "the mixture reaches it. Retrospective: it uses the reference.", ""]
-    lines += [markdown_table(tables["trials_needed"], digits=1), ""]
+    lines += [markdown_table(tables["trials_needed"], digits=1), ""] \
+        if len(tables["trials_needed"]) else ["No estimate beyond the combinatorial one was run.",
+                                              ""]
 
     lines += ["## Interval coverage of the reference", "",
               f"Share of mixture {100 * config.level:g}% intervals "
@@ -598,7 +649,8 @@ def write_report(result: RepeatedResult, out: str | os.PathLike, *,
               f"`coverage_slack` also counts a reference within {COVERAGE_SLACK:g} points of "
               "the interval (where both are ~0, strict containment compares numbers like "
               "1e-40 and 1e-60).", ""]
-    lines += [markdown_table(tables["coverage"], digits=1), ""]
+    lines += [markdown_table(tables["coverage"], digits=1), ""] if len(tables["coverage"]) \
+        else ["No mixture intervals were run.", ""]
 
     lines += ["## BIC choice of H (Figure 8)", "", "Share of fits (percent).", ""]
     lines += [markdown_table(tables["bic_shares"], digits=1), ""]

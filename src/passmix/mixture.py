@@ -44,16 +44,13 @@ from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
 from .metrics import evaluate_logit, evaluate_metric
 from .model import get_objective
 from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_blocks, coordinate_names,
-                         n_free_parameters, pack,
-                         split_coordinates, unpack, unpack_jacobian)
+                         n_free_parameters, pack, split_coordinates, unpack, unpack_jacobian)
 from .profile import ProfileResult, profile_interval, repair_across_metrics
 
 __all__ = ["INTERVAL_METHODS", "MAX_COMPONENTS", "MAX_INIT", "OPTIMIZERS", "MixtureFit", "fit"]
 
 #: Optimisers of :func:`fit`; the first is the default.
 OPTIMIZERS = ("lbfgsb", "find_MAP")
-
-
 
 
 @dataclass(frozen=True)
