@@ -11,6 +11,9 @@ with ``--baseline REV``, the command of an earlier commit (checked out with
 issues 7 and 8. Runs alternate between variants so that machine load affects
 all alike; the table gives each median and its ratio to the baseline.
 ``--cold`` also times one run of each with an empty compile cache.
+``--no-cxx`` adds a variant that compiles nothing (PyTensor's flag ``cxx=``:
+every operation runs in Python), the one way to skip the C compiler's cost
+with an empty cache.
 """
 
 from __future__ import annotations
@@ -27,10 +30,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(src: Path, extra: list[str], cold: bool = False) -> float:
+def run(src: Path, extra: list[str], flags: str = "", cold: bool = False) -> float:
     env = dict(os.environ, PYTHONPATH=str(src))
     if cold:
-        env["PYTENSOR_FLAGS"] = f"compiledir={tempfile.mkdtemp(prefix='ptcold')}"
+        flags = ",".join(f for f in (flags, f"compiledir={tempfile.mkdtemp(prefix='ptcold')}")
+                         if f)
+    if flags:
+        env["PYTENSOR_FLAGS"] = flags
     cmd = [sys.executable, "-m", "passmix.cli", "estimate", "--example", "--quiet", *extra]
     start = time.perf_counter()
     subprocess.run(cmd, capture_output=True, text=True, check=True, env=env,
@@ -44,27 +50,31 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="REV", default=None,
                         help="also time the command at this git revision")
     parser.add_argument("--cold", action="store_true", help="also time an empty compile cache")
+    parser.add_argument("--no-cxx", action="store_true",
+                        help="also time this checkout with no C compilation (PYTENSOR_FLAGS=cxx=)")
     args = parser.parse_args()
 
-    variants: dict[str, tuple[Path, list[str]]] = {
-        "this checkout, profile (default)": (ROOT / "src", []),
-        "this checkout, --interval delta": (ROOT / "src", ["--interval", "delta"]),
+    variants: dict[str, tuple[Path, list[str], str]] = {
+        "this checkout, profile (default)": (ROOT / "src", [], ""),
+        "this checkout, --interval delta": (ROOT / "src", ["--interval", "delta"], ""),
     }
+    if args.no_cxx:
+        variants["this checkout, profile, cxx= (no C)"] = (ROOT / "src", [], "cxx=")
     worktree = None
     if args.baseline:
         worktree = Path(tempfile.mkdtemp(prefix="passmix-baseline-")) / "tree"
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree),
                         args.baseline], check=True, capture_output=True)
-        variants = {f"baseline {args.baseline}": (worktree / "src", []), **variants}
+        variants = {f"baseline {args.baseline}": (worktree / "src", [], ""), **variants}
     try:
-        for src, extra in variants.values():
-            run(src, extra)  # compile cache
+        for src, extra, flags in variants.values():
+            run(src, extra, flags)  # compile cache
         times: dict[str, list[float]] = {name: [] for name in variants}
         for _ in range(args.repeats):
-            for name, (src, extra) in variants.items():
-                times[name].append(run(src, extra))
-        cold = {name: run(src, extra, cold=True) for name, (src, extra) in variants.items()} \
-            if args.cold else {}
+            for name, (src, extra, flags) in variants.items():
+                times[name].append(run(src, extra, flags))
+        cold = {name: run(src, extra, flags, cold=True)
+                for name, (src, extra, flags) in variants.items()} if args.cold else {}
     finally:
         if worktree is not None:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",

@@ -130,8 +130,14 @@ def newton_polish(objective, z, box) -> tuple[np.ndarray, bool]:
     return z, is_stationary(objective, z, box)
 
 
-def maximize(objective, starts: Sequence[np.ndarray], box: np.ndarray) -> Optimum:
+def maximize(objective, starts: Sequence[np.ndarray], box: np.ndarray, *,
+             newton: bool = True) -> Optimum:
     """Maximise the objective's log-likelihood from every start, within `box`.
+
+    With ``newton=False`` the best optimum is not finished by Newton steps
+    (each costs a Hessian, i.e. two gradients per coordinate: too dear for
+    models with hundreds of coordinates) and convergence is L-BFGS-B's own
+    verdict.
 
     Examples
     --------
@@ -167,7 +173,10 @@ def maximize(objective, starts: Sequence[np.ndarray], box: np.ndarray) -> Optimu
     # L-BFGS-B often ends with "ABNORMAL" or a relative-reduction stop at a true
     # optimum, and on a plateau toward a bound it can stop just short of
     # stationarity in the other coordinates: finish with Newton steps.
-    z, converged = newton_polish(objective, best.x.copy(), box)
+    if newton:
+        z, converged = newton_polish(objective, best.x.copy(), box)
+    else:
+        z, converged = best.x.copy(), bool(best.success)
     return Optimum(params=z, loglik=objective.logp_dlogp(z)[0], converged=converged,
                    message=str(best.message), n_iter=int(best.nit),
                    on_bound=at_bound(z, box).any(axis=1), n_starts=len(starts))
