@@ -127,11 +127,12 @@ def test_counts_csv_json_matches_library(lcb_file, lcb_frame):
     ks = [1, 5, 10]
     rows = records(run(lcb_file, "--group-by", "model", "--method", "all", "--k", "1,5,10",
                        "--format", "json", *FAST))
-    assert len(rows) == 2 * 3 * 3 * len(ks)
+    # two models on the same problems: "all" includes the joint pooled model
+    assert len(rows) == 2 * 3 * 4 * len(ks)
     for row in rows:
         assert set(row) == KEYS | {"model"}
     assert {r["metric"] for r in rows} == METRICS
-    assert {r["method"] for r in rows} == {"mixture", "naive", "combinatorial"}
+    assert {r["method"] for r in rows} == {"mixture", "naive", "combinatorial", "pooled"}
     assert list(dict.fromkeys(r["model"] for r in rows)) == ["DSCoder-33b-Ins",
                                                              "DSCoder-6.7b-Ins"]
     for model, sub in lcb_frame.groupby("model"):
@@ -152,10 +153,16 @@ def test_counts_csv_json_matches_library(lcb_file, lcb_frame):
                                        rtol=1e-12)
         mixture = select(rows, model=model, method="mixture")
         assert {r["n_components"] for r in mixture} == {res.n_components}
-    for row in select(rows, method="mixture"):
+    pooled = passmix.fit_pooled(lcb_frame, system="model", seed=0)
+    for model in lcb_frame["model"].unique():
+        for metric in sorted(METRICS):
+            np.testing.assert_allclose(
+                values(rows, method="pooled", metric=metric, model=model, ks=ks),
+                pooled.system(model).metric(metric, ks), rtol=1e-9, atol=1e-12)
+    for row in select(rows, method="mixture") + select(rows, method="pooled"):
         assert row["lower"] <= row["estimate"] <= row["upper"]
     for row in rows:
-        if row["method"] != "mixture":
+        if row["method"] not in ("mixture", "pooled"):
             assert row["lower"] is None and row["upper"] is None
             assert row["n_components"] is None
 

@@ -99,7 +99,8 @@ def test_toy_conforms_and_reaches_estimate_table(laplace):
     check_estimator("laplace")
     laplace.clear()
     counts = passmix.read_counts(example_path("math_m10"), group_by="model")
-    table = passmix.estimate_table(counts, ["model"], k=[1, 10, 1000], method="all")
+    every = [n for n in estimator_names() if n != "pooled"]  # pooled: test_pooled.py
+    table = passmix.estimate_table(counts, ["model"], k=[1, 10, 1000], method=every)
     assert list(table["method"].unique()) == ["mixture", "naive", "combinatorial", "laplace"]
     mine = table[table["method"] == "laplace"]
     assert len(mine) == len(counts) * 3 * 3

@@ -3,7 +3,7 @@
 Fit a Beta mixture to per-task success counts and read off Pass@k, Pass^k and
 AUC@k at any horizon, with profile-likelihood or delta-method intervals, next
 to the naive and unbiased estimators and any estimator registered with
-:func:`register_estimator`.
+:func:`register_estimator`. Many systems on shared tasks: :func:`fit_pooled`.
 """
 
 from ._validation import METRICS, DegenerateDataWarning, FitWarning, PosteriorWarning
@@ -12,6 +12,8 @@ from .estimators import combinatorial_estimate, direct_estimate, naive_estimate
 from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
 from .metrics import auc_at_k, metric_value, pass_at_k, pass_hat_k
 from .mixture import MixtureFit, fit
+from .panel import Panel
+from .pooled import PooledFit, fit_pooled
 from .registry import estimator_names, register_estimator
 from .results import DirectEstimate, FittedResult
 from .tables import estimate_table
@@ -48,6 +50,8 @@ __all__ = [
     "FittedResult",
     "FitWarning",
     "MixtureFit",
+    "Panel",
+    "PooledFit",
     "PosteriorWarning",
     "auc_at_k",
     "combinatorial_estimate",
@@ -58,6 +62,7 @@ __all__ = [
     "estimate_table",
     "estimator_names",
     "fit",
+    "fit_pooled",
     "metric_value",
     "naive_estimate",
     "pass_at_k",

@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 
-__all__ = ["BOUND_TOL", "Optimum", "at_bound", "is_stationary", "maximize", "newton_polish",
-           "observed_covariance", "select_by_bic"]
+__all__ = ["BOUND_TOL", "Optimum", "at_bound", "gradient_hessian", "is_stationary", "maximize",
+           "newton_polish", "observed_covariance", "select_by_bic"]
 
 #: A coordinate within this (relative to 1 + |bound|) of its bound is on it.
 BOUND_TOL = 1e-6
@@ -180,6 +180,24 @@ def maximize(objective, starts: Sequence[np.ndarray], box: np.ndarray, *,
     return Optimum(params=z, loglik=objective.logp_dlogp(z)[0], converged=converged,
                    message=str(best.message), n_iter=int(best.nit),
                    on_bound=at_bound(z, box).any(axis=1), n_starts=len(starts))
+
+
+def gradient_hessian(logp_dlogp, z, rel_step: float = 1e-5) -> np.ndarray:
+    """Hessian of a log-likelihood by central differences of its exact gradient.
+
+    `logp_dlogp(z)` returns ``(logp, gradient)``. Compiling a symbolic
+    second derivative costs far more than the 2n gradients this takes, and
+    differencing an exact gradient agrees with it to ~1e-8 relative.
+    """
+    z = np.asarray(z, dtype=float)
+    steps = rel_step * np.maximum(1.0, np.abs(z))
+    hess = np.empty((z.size, z.size))
+    for i in range(z.size):
+        up, down = z.copy(), z.copy()
+        up[i] += steps[i]
+        down[i] -= steps[i]
+        hess[:, i] = (logp_dlogp(up)[1] - logp_dlogp(down)[1]) / (2 * steps[i])
+    return 0.5 * (hess + hess.T)
 
 
 def observed_covariance(objective, params) -> np.ndarray:

@@ -1,4 +1,5 @@
-"""Plots of a mixture fit: metric-versus-horizon curves and the fitted mixing density.
+"""Plots of a fit: metric-versus-horizon curves, the fitted mixing density, and a
+pooled fit's difficulty distribution with the systems' abilities.
 
 Each function takes a :class:`~passmix.MixtureFit` and an optional matplotlib
 ``ax``, draws on it (or on a new figure) and returns the axes. matplotlib is
@@ -20,8 +21,9 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from .mixture import MixtureFit
+    from .pooled import PooledFit
 
-__all__ = ["plot_horizon", "plot_mixture_density"]
+__all__ = ["plot_difficulty", "plot_horizon", "plot_mixture_density"]
 
 #: Axis labels for the canonical metric names.
 METRIC_LABELS = {"pass@k": "Pass@k", "pass^k": "Pass^k", "auc@k": "AUC@k"}
@@ -350,4 +352,72 @@ def plot_mixture_density(
     ax.set_xlabel(r"per-task success probability $\theta$")
     ax.set_ylabel("density")
     ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def plot_difficulty(
+    fit: PooledFit,
+    *,
+    ax: Axes | None = None,
+    systems: bool = True,
+    color: Any = None,
+) -> Axes:
+    """Plot a pooled fit's task-difficulty distribution and the systems' abilities.
+
+    Difficulty and ability share one logit axis: system i solves a task of
+    difficulty d with mean probability ``expit(a_i - d)``, so a system's
+    ability marks the difficulty it solves half the time. The distribution
+    is drawn as the mass at each grid point (a stem plot for the
+    nonparametric ``"grid"`` family, a curve for ``"normal"``); each
+    system's ability is a labelled vertical line.
+
+    Parameters
+    ----------
+    fit : PooledFit
+        The pooled fit (:func:`passmix.fit_pooled`).
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is created if omitted.
+    systems : bool, default True
+        Draw and label the systems' abilities.
+    color : color, optional
+        Colour of the distribution.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import passmix
+    >>> from passmix.plots import plot_difficulty
+    >>> rng = np.random.default_rng(0)
+    >>> d = rng.normal(1.0, 1.5, size=80)
+    >>> p = 1 / (1 + np.exp(-(np.array([[-1.0], [0.0], [1.0]]) - d)))
+    >>> fit = passmix.fit_pooled(passmix.Panel(rng.binomial(5, p), np.full(p.shape, 5)),
+    ...                          family="normal", seed=0)
+    >>> ax = plot_difficulty(fit)
+    >>> ax.get_xlabel()
+    'logit scale: task difficulty d and system ability a'
+    """
+    ax = get_ax(ax)
+    grid, mass = fit.grid, fit.grid_weights
+    line_color = color if color is not None else "C0"
+    label = f"task difficulty ({fit.family})"
+    if fit.family == "grid":
+        shown = mass > 1e-4
+        ax.vlines(grid[shown], 0.0, mass[shown], color=line_color, lw=2, label=label)
+    else:
+        ax.plot(grid, mass, color=line_color, lw=2, label=label)
+    if systems:
+        top = float(mass.max())
+        for n, (name, a) in enumerate(zip(fit.systems, fit.abilities)):
+            ax.axvline(a, color="0.4", lw=0.8, ls="--")
+            text = name[0] if isinstance(name, tuple) and len(name) == 1 else name
+            ax.text(a, top * (1.02 + 0.06 * (n % 3)), str(text), rotation=90, fontsize="x-small",
+                    ha="center", va="bottom", color="0.3")
+        ax.set_ylim(0, top * 1.5)
+    ax.set_xlabel("logit scale: task difficulty d and system ability a")
+    ax.set_ylabel("mass at grid point")
+    ax.legend(fontsize="small", loc="upper left")
     return ax

@@ -7,22 +7,29 @@ appear in :func:`passmix.tables.estimate_table`, ``passmix estimate
 ``seed``, ``max_components`` and ``n_init``; an estimator takes the ones it
 names in ``options`` and is called without the others.
 
+A *joint* estimator fits all groups at once: it is called as
+``fit(groups, **options)`` with the mapping of group key to Counts and
+returns a mapping of the same keys to fitted results. It runs only where at
+least two groups share a task (``"all"`` leaves it out otherwise).
+
 Built in, in this order: ``mixture`` (:func:`passmix.fit`), ``naive`` and
-``combinatorial`` (:class:`passmix.results.DirectEstimate`).
+``combinatorial`` (:class:`passmix.results.DirectEstimate`), and the joint
+``pooled`` (:func:`passmix.fit_pooled`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .data import Counts
 from .mixture import fit
-from .results import DirectEstimate, FittedResult
+from .pooled import fit_pooled_groups
+from .results import DirectEstimate
 
 __all__ = ["Estimator", "estimator_names", "get_estimator", "register_estimator",
-           "resolve_methods", "unregister_estimator"]
+           "resolve_methods", "shares_tasks", "unregister_estimator"]
 
 #: The options the callers of an estimator may pass.
 OPTIONS = ("seed", "max_components", "n_init")
@@ -42,24 +49,27 @@ class Estimator:
         The options of :data:`OPTIONS` it takes.
     description : str
         One line for ``--help``.
+    joint : bool
+        Fits all groups at once (see the module docstring).
     """
 
     name: str
-    fit: Callable[..., FittedResult]
+    fit: Callable[..., Any]
     options: tuple[str, ...] = ()
     description: str = ""
+    joint: bool = False
 
-    def __call__(self, counts: Counts, **options: Any) -> FittedResult:
-        """Fit `counts`, passing on the options this estimator takes."""
+    def __call__(self, counts: Counts | Mapping[tuple, Counts], **options: Any) -> Any:
+        """Fit `counts` (all groups' for a joint estimator), passing on the options it takes."""
         return self.fit(counts, **{k: v for k, v in options.items() if k in self.options})
 
 
 _REGISTRY: dict[str, Estimator] = {}
 
 
-def register_estimator(name: str, fit: Callable[..., FittedResult], *,
+def register_estimator(name: str, fit: Callable[..., Any], *,
                        options: Sequence[str] = (), description: str = "",
-                       replace: bool = False) -> Estimator:
+                       replace: bool = False, joint: bool = False) -> Estimator:
     """Add an estimator to the registry.
 
     Parameters
@@ -74,6 +84,9 @@ def register_estimator(name: str, fit: Callable[..., FittedResult], *,
         One line for the command line's help.
     replace : bool, default False
         Replace an estimator of the same name instead of raising.
+    joint : bool, default False
+        `fit` takes every group's counts at once (a mapping of group key to
+        Counts) and returns a mapping of the same keys to fitted results.
 
     Returns
     -------
@@ -99,7 +112,7 @@ def register_estimator(name: str, fit: Callable[..., FittedResult], *,
     if name in _REGISTRY and not replace:
         raise ValueError(f"an estimator named {name!r} is registered already; pass "
                          f"replace=True to replace it.")
-    est = Estimator(name, fit, tuple(options), description)
+    est = Estimator(name, fit, tuple(options), description, bool(joint))
     _REGISTRY[name] = est
     return est
 
@@ -147,4 +160,18 @@ register_estimator("naive", lambda counts: DirectEstimate(counts, "naive"),
                    description="the plug-in estimator")
 register_estimator("combinatorial", lambda counts: DirectEstimate(counts, "combinatorial"),
                    description="the unbiased estimator, only for k <= m")
+register_estimator("pooled", fit_pooled_groups, options=("seed",), joint=True,
+                   description="one model of all groups on their shared tasks "
+                               "(passmix.fit_pooled)")
 _BUILT_IN = tuple(_REGISTRY)
+
+
+def shares_tasks(groups: Mapping[tuple, Counts]) -> bool:
+    """Whether at least two groups ran a task of the same label."""
+    seen: set = set()
+    for counts in groups.values():
+        run = set(counts.tasks[counts.trials > 0].tolist())
+        if seen & run:
+            return True
+        seen |= run
+    return False

@@ -23,9 +23,9 @@ import numpy as np
 import pandas as pd
 
 from ._defaults import CLI_K, INTERVAL_METHODS, LEVEL, METRICS
-from ._validation import DegenerateDataWarning, check_k, check_level
+from ._validation import DegenerateDataWarning, FitWarning, check_k, check_level
 from .data import Counts
-from .registry import get_estimator, resolve_methods
+from .registry import get_estimator, resolve_methods, shares_tasks
 from .results import FittedResult
 
 __all__ = ["VALUE_COLUMNS", "estimate_table", "format_table", "recorded_warnings", "render",
@@ -108,8 +108,9 @@ def estimate_table(
         Confidence level of the mixture's intervals.
     method : str or sequence of str, default "mixture"
         Registered estimators to report (``"mixture"``, ``"naive"``,
-        ``"combinatorial"`` and any added with
-        :func:`passmix.register_estimator`); ``"all"`` selects every one.
+        ``"combinatorial"``, ``"pooled"`` and any added with
+        :func:`passmix.register_estimator`); ``"all"`` selects every one,
+        except joint ones (``"pooled"``) when no two groups share a task.
     max_components : int, default 4
         Largest number of mixture components H tried (BIC picks H).
     n_init : int, default 10
@@ -204,11 +205,13 @@ def estimate_table(
         raise ValueError(f"unknown interval method {interval!r}; expected one of "
                          f"{', '.join(INTERVAL_METHODS)}.")
     options = {"seed": seed, "max_components": max_components, "n_init": n_init}
+    joint = _joint_results(groups, methods, method, options)
 
     from tqdm import tqdm
 
     rows: list[dict[str, Any]] = []
     fits: dict[tuple, dict[str, Any]] = {}
+    unavailable: set[tuple[str, str, str]] = set()
     bar = tqdm(
         total=len(groups), desc="passmix", unit="group", file=sys.stderr,
         disable=not progress or len(groups) < 2, leave=False,
@@ -224,8 +227,18 @@ def estimate_table(
             with recorded_warnings() as caught:
                 try:
                     for name in methods:
-                        result = get_estimator(name)(counts, **options)
-                        part = result_rows(result, ks, level, interval.lower())
+                        if name in joint:
+                            result = joint[name][key]
+                        elif get_estimator(name).joint:
+                            continue  # left out: no two groups share a task
+                        else:
+                            result = get_estimator(name)(counts, **options)
+                        own = getattr(result, "interval_methods", None)
+                        iv = interval.lower()
+                        if own is not None and iv not in own:
+                            unavailable.add((name, iv, own[0]))
+                            iv = own[0]
+                        part = result_rows(result, ks, level, iv)
                         info = result.info()
                         n_comp = info.get("n_components")
                         new_rows += [{**row, "method": name, "n_components": n_comp}
@@ -252,6 +265,9 @@ def estimate_table(
             rows.extend({**prefix, **row} for row in new_rows)
             bar.update(1)
 
+    for name, asked, used in sorted(unavailable):
+        warnings.warn(f"{name}: {asked} intervals are not available; {used} intervals are "
+                      "reported.", FitWarning, stacklevel=2)
     table = pd.DataFrame(rows, columns=[*group_cols, *VALUE_COLUMNS])
     table = table.astype({
         "k": "int64", "estimate": "float64", "lower": "float64", "upper": "float64",
@@ -264,6 +280,27 @@ def estimate_table(
 # --------------------------------------------------------------------------
 # rendering
 # --------------------------------------------------------------------------
+
+
+def _joint_results(groups: Mapping[tuple, Counts], methods: list[str], asked,
+                   options: dict[str, Any]) -> dict[str, Mapping[tuple, Any]]:
+    """Fit each joint estimator once on all groups; ``"all"`` skips them without shared tasks."""
+    names = [name for name in methods if get_estimator(name).joint]
+    if not names:
+        return {}
+    if not shares_tasks(groups):
+        asked_all = any(isinstance(a, str) and a.lower() == "all"
+                        for a in ([asked] if isinstance(asked, str) else asked))
+        if asked_all:
+            return {}
+        raise ValueError(f"method {names[0]!r} fits all groups at once and needs at least two "
+                         "groups that share a task (matched by the task column).")
+    out = {}
+    for name in names:
+        with recorded_warnings() as caught:
+            out[name] = get_estimator(name)(groups, **options)
+        _reissue(caught, name)
+    return out
 
 
 def _json_value(value: Any) -> Any:

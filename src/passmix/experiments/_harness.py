@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from ..data import Counts
-from ..registry import estimator_names
+from ..registry import estimator_names, get_estimator
 
 __all__ = ["Cache", "data_hash", "execute", "group_id", "jobs_iv", "positive_int",
            "protocol_methods", "seeds_iv", "stream"]
@@ -79,7 +79,8 @@ def protocol_methods() -> tuple[str, ...]:
     >>> protocol_methods()[:3]
     ('naive', 'combinatorial', 'mixture')
     """
-    names = estimator_names()
+    # joint estimators (the pooled model) fit all groups at once: not per-group units
+    names = [n for n in estimator_names() if not get_estimator(n).joint]
     return tuple([n for n in _BASELINES if n in names] + [n for n in names
                                                           if n not in _BASELINES])
 

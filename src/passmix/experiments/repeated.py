@@ -579,6 +579,10 @@ def _methods_iv(methods: str | Sequence[str]) -> tuple[str, ...]:
     chosen = {get_estimator(name).name for name in asked}
     if not chosen:
         raise ValueError("methods is empty.")
+    joint = sorted(n for n in chosen if get_estimator(n).joint)
+    if joint:
+        raise ValueError(f"{joint[0]!r} fits all groups at once; the repeated-trial harness "
+                         "runs per-group estimators only (so far).")
     return tuple(n for n in protocol_methods() if n in chosen)
 
 

@@ -1,0 +1,719 @@
+"""The pooled model: many systems on shared tasks, task difficulty shared across them.
+
+System ``i`` on task ``j`` has success probability ``p_ij``; its mean is a
+Rasch (1PL) term and a Beta-binomial layer lets each system's own counts
+depart from it::
+
+    mu_ij = expit(a_i - d_j),     p_ij ~ Beta(mu_ij kappa_i, (1 - mu_ij) kappa_i),
+    y_ij | p_ij ~ Binomial(m_ij, p_ij),     d_j ~ G  (independent over tasks).
+
+``a_i`` is system i's ability (the abilities sum to 0, the one
+identifiability constraint), ``kappa_i`` its concentration: as
+``kappa_i -> inf`` the model is plain Rasch (a task's difficulty fixes every
+system's rate), and a small ``kappa_i`` lets system i's own counts on a task
+dominate, so pooling is as strong as the data support. The difficulty
+distribution ``G`` lives on a fixed grid of logits (:data:`DEFAULT_GRID`) and
+is integrated out per task by summing over the grid:
+
+- ``"grid"``: nonparametric, one weight per grid point (softmax of free
+  logits), the maximum-likelihood mixing distribution on the grid;
+- ``"normal"``: weights proportional to a normal density with free mean and
+  spread, i.e. quadrature of a normal ``G`` on the grid.
+
+The marginal likelihood depends on the data through the distinct pairs
+``(y, m)`` of each system: a table ``l[i, g, p]`` of Beta-binomial
+log-probabilities is gathered into a tasks x grid matrix by one product with
+a 0/1 incidence matrix (cells to (system, pair)), then reduced by a
+log-sum-exp over the grid. The model is written in PyMC (flat priors on the
+free coordinates, so the mode is the MLE) and its ``logp`` and gradient are
+compiled once per panel shape and maximised by L-BFGS-B
+(:mod:`passmix.inference`).
+
+The metrics of system ``i`` average over each task's posterior: given the
+data, task ``j``'s difficulty is at grid point ``g`` with probability
+``r_jg`` (prior weight times the likelihood of every system's counts on
+``j``), and then ``p_ij ~ Beta(mu_ig kappa_i + y_ij, (1 - mu_ig) kappa_i +
+m_ij - y_ij)``. So system ``i``'s Pass@k over the J tasks is that of a Beta
+mixture with components ``(j, g)`` of weight ``r_jg / J``: the closed forms
+of :mod:`passmix.metrics` apply unchanged, at any k.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import betaln, digamma, expit, gammaln, log_softmax, logsumexp
+
+from ._defaults import METRICS, SUMMARY_K
+from ._validation import FitWarning, check_k, check_level, check_metric, check_seed
+from .data import Counts
+from .inference import Optimum, at_bound, gradient_hessian, maximize, observed_covariance
+from .intervals import ConfidenceInterval
+from .metrics import evaluate_logit, evaluate_metric
+from .panel import Panel, as_panel
+
+__all__ = ["DEFAULT_GRID", "FAMILIES", "PooledFit", "PooledSystem", "fit_pooled",
+           "fit_pooled_groups"]
+
+#: Grid of task difficulties (logits): wide enough that a task nobody solves
+#: and one everybody solves both sit inside it (a narrow grid breaks the fit).
+DEFAULT_GRID = np.linspace(-15.0, 20.0, 141)
+#: Difficulty families; the first is the default.
+FAMILIES = ("grid", "normal")
+_BOUNDS = {
+    "ability": (-30.0, 30.0),
+    "log_concentration": (-5.0, 14.0),
+    "grid_logits": (-40.0, 0.0),
+    "difficulty_mean": (-15.0, 20.0),
+    "log_difficulty_sd": (np.log(0.3), np.log(20.0)),
+}
+# a grid point carries mass when its weight is above this (the BIC count)
+_SUPPORT = 1e-4
+# converged when no free coordinate's slope exceeds this times sqrt(J)
+_GRAD_TOL = 1e-3
+
+
+# -- data layout ----------------------------------------------------------------
+@dataclass(frozen=True)
+class _Layout:
+    """The panel as distinct pairs per system and a cell incidence matrix."""
+
+    n_systems: int
+    n_tasks: int
+    pair_y: np.ndarray          # (P,)
+    pair_f: np.ndarray          # (P,) failures
+    pair_log_comb: np.ndarray   # (P,)
+    incidence: np.ndarray       # (J, I * P) 0/1: task j has system i's cell at pair p
+
+    @property
+    def n_pairs(self) -> int:
+        return self.pair_y.size
+
+
+def _layout(panel: Panel) -> _Layout:
+    y, m = panel.successes, panel.trials
+    run = m > 0
+    pairs = np.unique(np.stack([y[run], m[run]], axis=1), axis=0)
+    key = {(int(a), int(b)): p for p, (a, b) in enumerate(pairs)}
+    n_sys, n_tasks = y.shape
+    n_pairs = len(pairs)
+    incidence = np.zeros((n_tasks, n_sys * n_pairs))
+    for i, j in zip(*np.nonzero(run)):
+        incidence[j, i * n_pairs + key[(int(y[i, j]), int(m[i, j]))]] = 1.0
+    py, pm_ = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
+    log_comb = gammaln(pm_ + 1) - gammaln(py + 1) - gammaln(pm_ - py + 1)
+    return _Layout(n_sys, n_tasks, py, pm_ - py, log_comb, incidence)
+
+
+# -- coordinates ------------------------------------------------------------------
+def _block_names(family: str) -> tuple[str, ...]:
+    """The model's free variables, in order."""
+    tail = ("grid_logits",) if family == "grid" else ("difficulty_mean", "log_difficulty_sd")
+    return ("ability", "log_concentration", *tail)
+
+
+def _blocks(family: str, n_systems: int, n_grid: int) -> list[tuple[str, int]]:
+    """The optimiser's coordinates: (name, size) of each free variable with any."""
+    blocks = [("ability", n_systems - 1), ("log_concentration", n_systems)]
+    if family == "grid":
+        blocks.append(("grid_logits", n_grid))
+    else:
+        blocks += [("difficulty_mean", 1), ("log_difficulty_sd", 1)]
+    return [(name, size) for name, size in blocks if size > 0]
+
+
+def _split(z: np.ndarray, blocks) -> dict[str, np.ndarray]:
+    out, start = {}, 0
+    for name, size in blocks:
+        out[name] = z[start:start + size]
+        start += size
+    return out
+
+
+def _abilities(free: np.ndarray) -> np.ndarray:
+    return np.append(free, -free.sum())
+
+
+def _log_grid_weights(family: str, parts: dict[str, np.ndarray], grid: np.ndarray):
+    if family == "grid":
+        return log_softmax(parts["grid_logits"])
+    mean, sd = parts["difficulty_mean"][0], np.exp(parts["log_difficulty_sd"][0])
+    return log_softmax(-0.5 * ((grid - mean) / sd) ** 2)
+
+
+# -- the likelihood in numpy (posteriors, metrics, and the reference in tests) -----
+def _shapes(a: np.ndarray, log_kappa: np.ndarray, grid: np.ndarray):
+    """Beta shapes ``(alpha, beta)`` of each system at each grid point, (I, G) each."""
+    eta = a[:, None] - grid[None, :]
+    kappa = np.exp(log_kappa)[:, None]
+    return kappa * expit(eta), kappa * expit(-eta)
+
+
+def task_grid_loglik(layout: _Layout, a, log_kappa, grid) -> np.ndarray:
+    """``L[j, g]``: log-likelihood of every system's counts on task j if ``d_j = grid[g]``."""
+    alpha, beta = _shapes(np.asarray(a, float), np.asarray(log_kappa, float), grid)
+    ell = (layout.pair_log_comb[None, None, :]
+           + betaln(alpha[:, :, None] + layout.pair_y, beta[:, :, None] + layout.pair_f)
+           - betaln(alpha, beta)[:, :, None])                      # (I, G, P)
+    stacked = ell.transpose(0, 2, 1).reshape(-1, grid.size)         # (I * P, G)
+    return layout.incidence @ stacked
+
+
+# -- the PyMC model and its compiled objective -------------------------------------
+def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray = DEFAULT_GRID):
+    """The PyMC model of the pooled likelihood (flat priors: its mode is the MLE).
+
+    Data containers ``pair_y``, ``pair_failures``, ``pair_log_comb``,
+    ``incidence`` and ``grid``; free variables ``ability`` (I - 1 values),
+    ``log_concentration`` (I) and ``grid_logits`` (G) or ``difficulty_mean``
+    and ``log_difficulty_sd``; deterministics ``abilities``,
+    ``concentrations`` and ``grid_weights``. The sizes I and G are read from
+    the data containers' shapes, so one compiled graph serves panels of any
+    shape and any grid.
+    """
+    import pymc as pm
+    import pytensor.tensor as pt
+    import pytensor.tensor.special  # noqa: F401  (log_softmax)
+    from pymc.distributions.dist_math import betaln as pt_betaln
+
+    with pm.Model() as model:
+        py = pm.Data("pair_y", layout.pair_y)
+        pf = pm.Data("pair_failures", layout.pair_f)
+        lc = pm.Data("pair_log_comb", layout.pair_log_comb)
+        inc = pm.Data("incidence", layout.incidence)
+        t = pm.Data("grid", np.asarray(grid, float))
+        n_sys = inc.shape[1] // py.shape[0]
+        sizes = {"ability": n_sys - 1, "log_concentration": n_sys, "grid_logits": t.shape[0],
+                 "difficulty_mean": 1, "log_difficulty_sd": 1}
+        free = {name: pm.Flat(name, shape=(sizes[name],)) for name in _block_names(family)}
+        a = pt.concatenate([free["ability"], -pt.sum(free["ability"], keepdims=True)])
+        log_kappa = free["log_concentration"]
+        if family == "grid":
+            log_w = pt.special.log_softmax(free["grid_logits"])
+        else:
+            sd = pt.exp(free["log_difficulty_sd"][0])
+            log_w = pt.special.log_softmax(-0.5 * ((t - free["difficulty_mean"][0]) / sd) ** 2)
+        eta = a[:, None] - t[None, :]
+        kappa = pt.exp(log_kappa)[:, None]
+        alpha = kappa * pt.sigmoid(eta)
+        beta = kappa * pt.sigmoid(-eta)
+        ell = (lc[None, None, :]
+               + pt_betaln(alpha[:, :, None] + py[None, None, :],
+                           beta[:, :, None] + pf[None, None, :])
+               - pt_betaln(alpha, beta)[:, :, None])
+        stacked = ell.dimshuffle(0, 2, 1).reshape((-1, t.shape[0]))
+        task_ll = pt.dot(inc, stacked)
+        pm.Deterministic("abilities", a)
+        pm.Deterministic("concentrations", pt.exp(log_kappa))
+        pm.Deterministic("grid_weights", pt.exp(log_w))
+        pm.Potential("loglik", pt.sum(pt.logsumexp(log_w[None, :] + task_ll, axis=1)))
+    return model
+
+
+@dataclass
+class PooledObjective:
+    """Compiled ``logp`` and gradient of the pooled model, for :func:`passmix.inference.maximize`.
+
+    One per family and process; :meth:`set_data` points it at a panel and a
+    grid of any shape (the model's sizes are symbolic). Hold :attr:`lock`
+    from :meth:`set_data` until the last evaluation on those data.
+    """
+
+    model: Any
+    _fn: Any
+    family: str
+    blocks: list = field(default_factory=list)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def set_data(self, layout: _Layout, grid: np.ndarray) -> None:
+        """Point the model at a panel and a grid (nothing recompiled)."""
+        import pymc as pm
+
+        pm.set_data({"pair_y": layout.pair_y, "pair_failures": layout.pair_f,
+                     "pair_log_comb": layout.pair_log_comb, "incidence": layout.incidence,
+                     "grid": np.asarray(grid, dtype=float)}, model=self.model)
+        self.blocks = _blocks(self.family, layout.n_systems, len(grid))
+        self._sizes = [dict(self.blocks).get(name, 0) for name in _block_names(self.family)]
+
+    def logp_dlogp(self, z: np.ndarray) -> tuple[float, np.ndarray]:
+        z = np.asarray(z, dtype=float)
+        # one input per free variable, in the model's order (an empty ability for I = 1)
+        parts = np.split(z, np.cumsum(self._sizes)[:-1])
+        logp, grad = self._fn(*parts)
+        return float(logp), np.asarray(grad)
+
+    def negative(self, z: np.ndarray) -> tuple[float, np.ndarray]:
+        logp, grad = self.logp_dlogp(z)
+        return -logp, -grad
+
+    def hessian(self, z: np.ndarray) -> np.ndarray:
+        """Hessian by central differences of the compiled gradient."""
+        return gradient_hessian(self.logp_dlogp, z)
+
+
+@lru_cache(maxsize=None)
+def _objective(family: str) -> PooledObjective:
+    import pymc as pm
+
+    # placeholder data of the right ranks; set_data swaps in each panel's
+    dummy = _Layout(2, 1, np.zeros(1), np.ones(1), np.zeros(1), np.ones((1, 2)))
+    model = build_pooled_model(dummy, family, DEFAULT_GRID)
+    if [v.name for v in model.value_vars] != list(_block_names(family)):  # pragma: no cover
+        raise RuntimeError("unexpected order of the pooled model's variables")
+    logp = model.logp(jacobian=False)
+    dlogp = model.dlogp(model.free_RVs, jacobian=False)
+    fn = pm.pytensorf.compile(model.value_vars, [logp, dlogp])
+    return PooledObjective(model, fn, family)
+
+
+def get_pooled_objective(layout: _Layout, family: str, grid: np.ndarray) -> PooledObjective:
+    """The family's compiled objective (built once per process), set to `layout` and `grid`."""
+    obj = _objective(family)
+    obj.set_data(layout, grid)
+    return obj
+
+
+# -- fitting ------------------------------------------------------------------------
+def _box(blocks) -> np.ndarray:
+    return np.concatenate([np.tile(_BOUNDS[name], (size, 1)) for name, size in blocks])
+
+
+def _starts(panel: Panel, family: str, grid: np.ndarray, blocks, n_init: int,
+            rng: np.random.Generator) -> list[np.ndarray]:
+    """Abilities from each system's shrunk success rate, difficulties spread over the grid."""
+    y, m = panel.successes.astype(float), panel.trials.astype(float)
+    rate_sys = (y.sum(1) + 0.5) / (m.sum(1) + 1.0)
+    a0 = np.log(rate_sys) - np.log1p(-rate_sys)
+    a0 -= a0.mean()
+    run = m > 0
+    rate_task = (np.where(run, y, 0).sum(0) + 0.5) / (np.where(run, m, 0).sum(0) + 1.0)
+    d0 = -(np.log(rate_task) - np.log1p(-rate_task))
+    starts = []
+    for s in range(n_init):
+        jitter = 0.0 if s == 0 else 0.5
+        parts = {"ability": (a0 + jitter * rng.standard_normal(a0.size))[:-1],
+                 "log_concentration": np.full(a0.size, 2.0 + (rng.uniform(-1, 3) if s else 0.0))}
+        if family == "grid":
+            # a smoothed histogram of the crude difficulties, floored so no point starts dead
+            spread = 1.0 + jitter * 2
+            dens = np.exp(-0.5 * ((grid[:, None] - d0[None, :]) / spread) ** 2).sum(1)
+            w = dens / dens.sum() + 1e-3
+            parts["grid_logits"] = np.log(w / w.max())
+        else:
+            parts["difficulty_mean"] = np.array([d0.mean() + jitter * rng.standard_normal()])
+            parts["log_difficulty_sd"] = np.array([np.log(max(d0.std(), 0.5)) + jitter * 0.3])
+        z = np.concatenate([parts[name] for name, _ in blocks])
+        box = _box(blocks)
+        starts.append(np.clip(z, box[:, 0] + 1e-9, box[:, 1] - 1e-9))
+    return starts
+
+
+def _n_params(family: str, parts: dict[str, np.ndarray], n_systems: int) -> int:
+    """Free parameters for BIC: abilities, concentrations, and the difficulty distribution's.
+
+    For the grid, a support point with mass counts twice (location and
+    weight), less one for the weights' sum: the usual count for a discrete
+    mixing distribution.
+    """
+    base = (n_systems - 1) + n_systems
+    if family == "grid":
+        w = np.exp(log_softmax(parts["grid_logits"]))
+        return base + 2 * int((w > _SUPPORT).sum()) - 1
+    return base + 2
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    family: str
+    optimum: Optimum
+    parts: dict
+    n_params: int
+    bic: float
+
+
+def _fit_family(panel: Panel, layout: _Layout, family: str, grid: np.ndarray, n_init: int,
+                rng: np.random.Generator) -> _Candidate:
+    objective = get_pooled_objective(layout, family, grid)
+    blocks = objective.blocks
+    box = _box(blocks)
+    with objective.lock:
+        objective.set_data(layout, grid)
+        best = maximize(objective, _starts(panel, family, grid, blocks, n_init, rng), box,
+                        newton=False)
+        # L-BFGS-B rarely reports success on the grid's flat directions (the
+        # softmax's shift, weights of points no task needs): judge by the
+        # gradient projected on the box instead
+        _, grad = objective.logp_dlogp(best.params)
+    held = at_bound(best.params, box)
+    projected = np.where((held[:, 0] & (grad < 0)) | (held[:, 1] & (grad > 0)), 0.0, grad)
+    converged = bool(np.max(np.abs(projected)) < _GRAD_TOL * np.sqrt(layout.n_tasks))
+    best = replace(best, converged=converged)
+    parts = _split(best.params, blocks)
+    k = _n_params(family, parts, layout.n_systems)
+    n_obs = layout.n_tasks
+    return _Candidate(family, best, parts, k, -2.0 * best.loglik + k * np.log(n_obs))
+
+
+# -- results ------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class PooledFit:
+    """A fitted pooled model (:func:`fit_pooled`).
+
+    Attributes
+    ----------
+    panel : Panel
+        The data.
+    family : str
+        The difficulty family chosen (``"grid"`` or ``"normal"``).
+    grid : numpy.ndarray
+        Difficulty grid (logits).
+    abilities, concentrations : numpy.ndarray
+        ``a_i`` (summing to 0) and ``kappa_i``, one per system.
+    grid_weights : numpy.ndarray
+        The fitted difficulty distribution: the mass at each grid point.
+    loglik, bic : float
+        Maximised marginal log-likelihood and its BIC (J tasks as observations).
+    converged : bool
+        L-BFGS-B's verdict on the chosen family's optimum.
+    family_table : pandas.DataFrame
+        Every family tried: log-likelihood, parameters counted, BIC, selected.
+    params : numpy.ndarray
+        The optimum's free coordinates.
+    """
+
+    panel: Panel
+    family: str
+    grid: np.ndarray
+    abilities: np.ndarray
+    concentrations: np.ndarray
+    grid_weights: np.ndarray
+    loglik: float
+    bic: float
+    converged: bool
+    family_table: pd.DataFrame
+    params: np.ndarray
+    _layout: _Layout = field(repr=False)
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # -- the model's quantities ---------------------------------------------------
+    @property
+    def systems(self) -> np.ndarray:
+        """System labels, in the order of :attr:`abilities`."""
+        return self.panel.systems
+
+    def _coordinates(self, z: np.ndarray):
+        parts = _split(z, _blocks(self.family, self._layout.n_systems, self.grid.size))
+        a = _abilities(parts["ability"]) if "ability" in parts else np.zeros(1)
+        return a, parts["log_concentration"], _log_grid_weights(self.family, parts, self.grid)
+
+    def task_posterior(self, z: np.ndarray | None = None) -> np.ndarray:
+        """``r[j, g]``: posterior probability that task j's difficulty is ``grid[g]``."""
+        a, log_kappa, log_w = self._coordinates(self.params if z is None else z)
+        joint = log_w[None, :] + task_grid_loglik(self._layout, a, log_kappa, self.grid)
+        return np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
+
+    def _system_mixture(self, i: int, z: np.ndarray | None = None):
+        """System i's per-task posterior Beta components ``(weights, alpha, beta)``."""
+        a, log_kappa, _ = self._coordinates(self.params if z is None else z)
+        r = self.task_posterior(z)
+        alpha, beta = _shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid)
+        y = self.panel.successes[i].astype(float)[:, None]
+        f = (self.panel.trials[i] - self.panel.successes[i]).astype(float)[:, None]
+        w = (r / r.shape[0]).ravel()
+        keep = w > 1e-14 * w.max()
+        return w[keep] / w[keep].sum(), (alpha + y).ravel()[keep], (beta + f).ravel()[keep]
+
+    def _values(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
+        """(I, K) metric values of every system."""
+        out = np.empty((self._layout.n_systems, k_arr.size))
+        for i in range(self._layout.n_systems):
+            out[i] = evaluate_metric(metric, *self._system_mixture(i, z), k_arr)
+        return out
+
+    def _logits(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None
+                ) -> np.ndarray:
+        """(I, K) logits of the metric, exact where it underflows or rounds to 1."""
+        out = np.empty((self._layout.n_systems, k_arr.size))
+        for i in range(self._layout.n_systems):
+            out[i] = evaluate_logit(metric, *self._system_mixture(i, z), k_arr)[0]
+        return out
+
+    def metric(self, metric: str, k) -> pd.DataFrame:
+        """A metric of every system at horizon(s) `k`: one row per system, one column per k.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> rng = np.random.default_rng(0)
+        >>> d = rng.normal(2.0, 1.5, size=60)
+        >>> p = 1 / (1 + np.exp(-(np.array([[-1.0], [0.0], [1.0]]) - d)))
+        >>> panel = passmix.Panel(rng.binomial(5, p), np.full(p.shape, 5), systems=["a", "b", "c"])
+        >>> fit = passmix.fit_pooled(panel, seed=0)
+        >>> table = fit.metric("pass@k", [1, 100])
+        >>> bool((table[100] >= table[1]).all())
+        True
+        """
+        metric = check_metric(metric)
+        k_arr, _ = check_k(k)
+        values = self._values(metric, k_arr)
+        return pd.DataFrame(values, index=pd.Index(self.systems, name="system"),
+                            columns=pd.Index(k_arr, name="k"))
+
+    def system(self, system) -> PooledSystem:
+        """One system's result, with the :class:`~passmix.results.FittedResult` interface."""
+        return PooledSystem(self, self.panel.index(system))
+
+    # -- uncertainty ------------------------------------------------------------------
+    def _covariance(self) -> np.ndarray:
+        if "cov" not in self._cache:
+            obj = get_pooled_objective(self._layout, self.family, self.grid)
+            with obj.lock:
+                obj.set_data(self._layout, self.grid)
+                free = ~at_bound(self.params, _box(obj.blocks)).any(axis=1)
+                cov = np.zeros((self.params.size,) * 2)
+                if free.any():
+                    sub = _Restricted(obj, self.params, free)
+                    cov[np.ix_(free, free)] = observed_covariance(sub, self.params[free])
+            self._cache["cov"] = cov
+        return self._cache["cov"]
+
+    def delta(self, metric: str, k, level: float = 0.95, system=None) -> pd.DataFrame:
+        """Delta-method intervals on the logit scale, per system and horizon.
+
+        The covariance is the inverse observed information of the free
+        coordinates (grid weights driven to their lower bound are held
+        there, as the delta method holds any bounded coordinate); the
+        metric's gradient is taken by central differences.
+        """
+        metric = check_metric(metric)
+        level = check_level(level)
+        k_arr, _ = check_k(k)
+        rows = range(self._layout.n_systems) if system is None else [self.panel.index(system)]
+        cov = self._covariance()
+        from scipy.special import ndtri
+
+        z_crit = ndtri(0.5 + level / 2)
+        base = self._values(metric, k_arr)
+        centre = self._logits(metric, k_arr)
+        grads = np.zeros((self.params.size,) + base.shape)
+        for c in np.flatnonzero(np.diag(cov) > 0):
+            step = 1e-5 * max(1.0, abs(self.params[c]))
+            up, down = self.params.copy(), self.params.copy()
+            up[c] += step
+            down[c] -= step
+            grads[c] = (self._logits(metric, k_arr, up)
+                        - self._logits(metric, k_arr, down)) / (2 * step)
+        se_logit = np.sqrt(np.maximum(np.einsum("cik,cd,dik->ik", grads, cov, grads), 0.0))
+        # rounding may put the estimate a hair outside expit of its own logit's interval
+        lower = np.minimum(expit(centre - z_crit * se_logit), base)
+        upper = np.maximum(expit(centre + z_crit * se_logit), base)
+        # the se on the probability scale: d expit = M (1 - M) d logit
+        se = base * (1 - base) * se_logit
+        labels = self.systems
+        frames = [pd.DataFrame({"system": [labels[i]] * k_arr.size, "metric": metric, "k": k_arr,
+                                "estimate": base[i], "se": se[i], "lower": lower[i],
+                                "upper": upper[i]}) for i in rows]
+        return pd.concat(frames, ignore_index=True)
+
+    # -- reporting ----------------------------------------------------------------------
+    def summary(self, k=SUMMARY_K, level: float = 0.95) -> pd.DataFrame:
+        """Every system's metrics at horizons `k` with delta-method intervals."""
+        frames = [self.delta(metric, k, level) for metric in METRICS]
+        table = pd.concat(frames, ignore_index=True)
+        order = {s: n for n, s in enumerate(self.systems)}
+        return table.sort_values(["system", "metric"], key=lambda c: c.map(
+            order if c.name == "system" else {m: n for n, m in enumerate(METRICS)}),
+            kind="stable").reset_index(drop=True)
+
+    def systems_table(self) -> pd.DataFrame:
+        """Abilities, concentrations and observed success rates, one row per system."""
+        y, m = self.panel.successes, self.panel.trials
+        return pd.DataFrame({"ability": self.abilities, "concentration": self.concentrations,
+                             "tasks_run": (m > 0).sum(1),
+                             "success_rate": y.sum(1) / np.maximum(m.sum(1), 1)},
+                            index=pd.Index(self.systems, name="system"))
+
+    def info(self) -> dict[str, Any]:
+        """Estimator, difficulty family, log-likelihood, BIC and convergence."""
+        return {"estimator": "pooled", "family": self.family, "loglik": self.loglik,
+                "bic": self.bic, "converged": self.converged,
+                "n_systems": self._layout.n_systems, "n_tasks": self._layout.n_tasks}
+
+    def __repr__(self) -> str:
+        i, j = self.panel.shape
+        status = "converged" if self.converged else "NOT converged"
+        return (f"PooledFit(family={self.family!r}, systems={i}, tasks={j}, "
+                f"loglik={self.loglik:.3f}, BIC={self.bic:.3f}, {status})")
+
+
+@dataclass
+class _Restricted:
+    """The objective in the free coordinates only, the others held at `z`."""
+
+    objective: PooledObjective
+    z: np.ndarray
+    free: np.ndarray
+
+    def logp_dlogp(self, sub: np.ndarray):
+        full = self.z.copy()
+        full[self.free] = sub
+        logp, grad = self.objective.logp_dlogp(full)
+        return logp, grad[self.free]
+
+    def hessian(self, sub: np.ndarray) -> np.ndarray:
+        full = self.z.copy()
+        full[self.free] = sub
+        return self.objective.hessian(full)[np.ix_(self.free, self.free)]
+
+
+@dataclass(frozen=True)
+class PooledSystem:
+    """One system of a :class:`PooledFit`, as a :class:`~passmix.results.FittedResult`."""
+
+    fit: PooledFit
+    index: int
+    #: The interval methods it has (tables fall back to the first, with a warning).
+    interval_methods = ("delta",)
+
+    @property
+    def name(self):
+        """The system's label."""
+        return self.fit.systems[self.index]
+
+    def metric(self, metric: str, k):
+        """The metric at horizon(s) `k`, averaged over each task's posterior."""
+        metric = check_metric(metric)
+        k_arr, scalar = check_k(k)
+        out = evaluate_metric(metric, *self.fit._system_mixture(self.index), k_arr)
+        return float(out[0]) if scalar else out
+
+    def interval(self, metric: str, k, level: float = 0.95, *, method: str | None = None
+                 ) -> ConfidenceInterval:
+        """Delta-method interval (logit scale); see :func:`_interval_method` for `method`."""
+        _interval_method(method)
+        table = self.fit.delta(metric, k, level, system=self.name)
+        lower, upper = table["lower"].to_numpy(), table["upper"].to_numpy()
+        if np.ndim(k) == 0:
+            return ConfidenceInterval(float(lower[0]), float(upper[0]))
+        return ConfidenceInterval(lower, upper)
+
+    def summary(self, k=SUMMARY_K, level: float = 0.95, *, method: str | None = None
+                ) -> pd.DataFrame:
+        """Metric, k, estimate, se, lower, upper for this system."""
+        _interval_method(method)
+        frames = [self.fit.delta(m, k, level, system=self.name) for m in METRICS]
+        return pd.concat(frames, ignore_index=True).drop(columns="system")
+
+    def info(self) -> dict[str, Any]:
+        """The joint fit's info, with this system's ability and concentration."""
+        return {**self.fit.info(), "system": self.name,
+                "ability": float(self.fit.abilities[self.index]),
+                "concentration": float(self.fit.concentrations[self.index])}
+
+
+def _interval_method(method: str | None) -> None:
+    """The pooled model's intervals are delta-method ones; asking for profile warns."""
+    if method is None or method == "delta":
+        return
+    if method == "profile":
+        warnings.warn("the pooled model has no profile-likelihood intervals yet; "
+                      "delta-method intervals are reported.", FitWarning, stacklevel=3)
+        return
+    raise ValueError(f"unknown interval method {method!r}; expected 'delta' or 'profile'.")
+
+
+def fit_pooled_groups(groups: Mapping[tuple, Counts], seed=None) -> dict[tuple, PooledSystem]:
+    """One pooled fit of every group (a system each), tasks matched by label.
+
+    The joint estimator behind ``method="pooled"`` in
+    :func:`passmix.estimate_table` and the command line: returns each group
+    key's :class:`PooledSystem`.
+    """
+    if len(groups) < 2:
+        raise ValueError("the pooled model needs at least two groups (systems) sharing tasks.")
+    result = fit_pooled(Panel.from_counts(groups, unpack=False), seed=seed)
+    return {key: result.system(key) for key in groups}
+
+
+def fit_pooled(data, *, system=None, family: str | None = None, grid=None, n_init: int = 3,
+               seed=None, **read_kwargs) -> PooledFit:
+    """Fit the pooled model to many systems on shared tasks by marginal maximum likelihood.
+
+    Parameters
+    ----------
+    data : Panel, mapping of Counts, DataFrame or path
+        The counts: a :class:`~passmix.Panel`; a mapping of system label to
+        :class:`~passmix.Counts` (tasks matched by label), e.g. from
+        ``passmix.read_counts(path, group_by="model")``; or a table or file
+        with a system column (then name it with `system`).
+    system : str, optional
+        The system column of a table or file.
+    family : {"grid", "normal"}, optional
+        The task-difficulty distribution. By default both are fitted and BIC
+        picks one (:attr:`PooledFit.family_table`).
+    grid : array_like, optional
+        Difficulty grid (logits, increasing); default :data:`DEFAULT_GRID`.
+    n_init : int, default 3
+        Starts per family (the first from crude per-system and per-task rates,
+        the others jittered).
+    seed : int or numpy.random.Generator, optional
+        Seed of the jittered starts.
+    **read_kwargs
+        Column names (``task``, ``successes``, ``trials``, ``outcome``) for a
+        table or file, as :func:`passmix.read_counts`.
+
+    Returns
+    -------
+    PooledFit
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import passmix
+    >>> rng = np.random.default_rng(1)
+    >>> d = rng.normal(1.0, 2.0, size=80)
+    >>> a = np.array([-1.0, 0.0, 1.0])
+    >>> p = 1 / (1 + np.exp(-(a[:, None] - d[None, :])))
+    >>> panel = passmix.Panel(rng.binomial(10, p), np.full(p.shape, 10))
+    >>> fit = passmix.fit_pooled(panel, family="normal", seed=0)
+    >>> bool(np.all(np.abs(fit.abilities - a) < 0.3))
+    True
+    """
+    panel = as_panel(data, system, **read_kwargs)
+    grid = DEFAULT_GRID if grid is None else np.asarray(grid, dtype=float)
+    if grid.ndim != 1 or grid.size < 2 or not np.all(np.diff(grid) > 0) \
+            or not np.all(np.isfinite(grid)):
+        raise ValueError("grid must be a finite increasing 1-d array of at least 2 points.")
+    families = FAMILIES if family is None else (family,)
+    unknown = [f for f in families if f not in FAMILIES]
+    if unknown:
+        raise ValueError(f"unknown family {unknown[0]!r}; expected one of {', '.join(FAMILIES)}.")
+    rng = np.random.default_rng(check_seed(seed))
+    if int(n_init) != n_init or n_init < 1:
+        raise ValueError(f"n_init must be a whole number >= 1, got {n_init!r}.")
+    layout = _layout(panel)
+    candidates = [_fit_family(panel, layout, f, grid, int(n_init), rng) for f in families]
+    best = min(candidates, key=lambda c: c.bic)
+    table = pd.DataFrame({
+        "family": [c.family for c in candidates],
+        "loglik": [c.optimum.loglik for c in candidates],
+        "n_params": [c.n_params for c in candidates],
+        "bic": [c.bic for c in candidates],
+        "converged": [c.optimum.converged for c in candidates],
+        "selected": [c is best for c in candidates],
+    })
+    parts = best.parts
+    a = _abilities(parts["ability"]) if "ability" in parts else np.zeros(1)
+    return PooledFit(panel=panel, family=best.family, grid=grid, abilities=a,
+                     concentrations=np.exp(parts["log_concentration"]),
+                     grid_weights=np.exp(_log_grid_weights(best.family, parts, grid)),
+                     loglik=best.optimum.loglik, bic=best.bic, converged=best.optimum.converged,
+                     family_table=table, params=best.optimum.params, _layout=layout)

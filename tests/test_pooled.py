@@ -1,0 +1,350 @@
+"""The pooled model (systems x tasks): likelihood, recovery, metrics, panel input.
+
+Independent truths: scipy's beta-binomial pmf and numerical integration over
+the continuous difficulty and success probability; simulation with known
+abilities, concentrations and difficulty distribution; Monte Carlo draws from
+each task's posterior for the metrics.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from numpy.testing import assert_allclose
+from scipy import integrate, stats
+from scipy.special import expit, log_softmax, logsumexp
+
+import passmix
+from passmix.panel import Panel
+from passmix.pooled import (DEFAULT_GRID, PooledSystem, _blocks, _layout, fit_pooled,
+                            get_pooled_objective, task_grid_loglik)
+from passmix.results import FittedResult
+
+N_SYS = 3  # one panel width throughout, so the compiled objective is reused
+
+
+def simulate(rng, a, kappa, d, m):
+    """Counts of systems with abilities `a` and concentrations `kappa` on tasks `d`."""
+    mu = expit(np.asarray(a)[:, None] - np.asarray(d)[None, :])
+    k = np.asarray(kappa, float)[:, None]
+    p = rng.beta(mu * k, (1 - mu) * k)
+    return rng.binomial(m, p), np.full(p.shape, m), p
+
+
+@pytest.fixture(scope="module")
+def small_panel():
+    y = np.array([[0, 1, 3, 2], [1, 0, 3, 0], [0, 0, 2, 1]])
+    m = np.array([[3, 3, 3, 3], [3, 2, 3, 0], [3, 3, 3, 3]])
+    return Panel(y, m, systems=["a", "b", "c"], tasks=["t1", "t2", "t3", "t4"])
+
+
+class TestPanel:
+    def test_from_counts_matches_tasks_by_label(self):
+        a = passmix.Counts([1, 2], [5, 5], tasks=["x", "y"])
+        b = passmix.Counts([0, 4], [5, 5], tasks=["y", "z"])
+        panel = Panel.from_counts({("a",): a, ("b",): b})
+        assert list(panel.systems) == ["a", "b"]
+        assert list(panel.tasks) == ["x", "y", "z"]
+        assert_allclose(panel.successes, [[1, 2, 0], [0, 0, 4]])
+        assert_allclose(panel.trials, [[5, 5, 0], [0, 5, 5]])
+        assert panel.n_cells == 4
+        back = panel.counts("b")
+        assert_allclose(back.successes, [0, 0, 4])
+        assert_allclose(back.trials, [0, 5, 5])
+
+    def test_read_from_table(self):
+        df = pd.DataFrame({"model": ["a", "a", "b"], "task": ["x", "y", "x"],
+                           "successes": [1, 0, 2], "trials": [3, 3, 3]})
+        panel = Panel.read(df, "model")
+        assert panel.shape == (2, 2)
+        assert_allclose(panel.trials, [[3, 3], [3, 0]])
+
+    @pytest.mark.parametrize("y, m, match", [
+        ([[4]], [[3]], "exceed"),
+        ([[1, 2]], [[3]], "one shape"),
+        ([[-1]], [[3]], "negative"),
+        ([[0.5]], [[3]], "whole"),
+        ([[np.nan]], [[3]], "NaN"),
+        ([[0, 0]], [[0, 0]], "no system ran"),
+        (np.zeros((0, 2)), np.zeros((0, 2)), "empty"),
+    ])
+    def test_bad_counts(self, y, m, match):
+        with pytest.raises(ValueError, match=match):
+            Panel(y, m)
+
+    def test_duplicate_labels_and_unknown_system(self):
+        with pytest.raises(ValueError, match="distinct"):
+            Panel([[1], [1]], [[2], [2]], systems=["a", "a"])
+        with pytest.raises(KeyError, match="unknown system"):
+            Panel([[1]], [[2]], systems=["a"]).counts("b")
+
+    def test_inputs_not_mutated(self):
+        y = np.array([[1, 2], [0, 1]])
+        m = np.array([[3, 3], [3, 3]])
+        panel = Panel(y, m)
+        assert not panel.successes.flags.writeable
+        assert_allclose(y, [[1, 2], [0, 1]])
+
+
+class TestLikelihood:
+    def test_task_grid_loglik_is_sum_of_betabinomials(self, small_panel):
+        a, log_kappa = np.array([0.5, -0.2, -0.3]), np.log([3.0, 40.0, 0.7])
+        grid = np.array([-2.0, 0.0, 1.5])
+        got = task_grid_loglik(_layout(small_panel), a, log_kappa, grid)
+        y, m = small_panel.successes, small_panel.trials
+        for j in range(4):
+            for g, t in enumerate(grid):
+                mu = expit(a - t)
+                kappa = np.exp(log_kappa)
+                want = sum(stats.betabinom.logpmf(y[i, j], m[i, j], mu[i] * kappa[i],
+                                                  (1 - mu[i]) * kappa[i])
+                           for i in range(3) if m[i, j] > 0)
+                assert got[j, g] == pytest.approx(want, rel=1e-12, abs=1e-12)
+
+    def test_beta_binomial_layer_by_integration(self):
+        """One cell's Beta-binomial term against integrating p out numerically."""
+        panel = Panel([[2], [0], [1]], [[5], [5], [5]])
+        a, log_kappa, grid = np.array([0.3, -0.1, -0.2]), np.log([2.5, 8.0, 0.9]), np.array([0.7])
+        got = task_grid_loglik(_layout(panel), a, log_kappa, grid)[0, 0]
+        total = 0.0
+        for i, (y, kappa) in enumerate(zip([2, 0, 1], np.exp(log_kappa))):
+            mu = expit(a[i] - grid[0])
+            dens = stats.beta(mu * kappa, (1 - mu) * kappa).pdf
+            value, _ = integrate.quad(lambda p: dens(p) * stats.binom.pmf(y, 5, p), 0, 1,
+                                      limit=200, points=[1e-6, 1 - 1e-6])
+            total += np.log(value)
+        assert got == pytest.approx(total, rel=1e-7)
+
+    def test_compiled_objective_matches_numpy(self, small_panel):
+        layout = _layout(small_panel)
+        for family in ("grid", "normal"):
+            obj = get_pooled_objective(layout, family, DEFAULT_GRID)
+            rng = np.random.default_rng(3)
+            z = rng.normal(scale=0.5, size=sum(s for _, s in obj.blocks))
+            n = N_SYS - 1
+            a = np.append(z[:n], -z[:n].sum())
+            log_kappa = z[n:n + N_SYS]
+            rest = z[n + N_SYS:]
+            if family == "grid":
+                log_w = log_softmax(rest)
+            else:
+                log_w = log_softmax(-0.5 * ((DEFAULT_GRID - rest[0]) / np.exp(rest[1])) ** 2)
+            want = logsumexp(log_w + task_grid_loglik(layout, a, log_kappa, DEFAULT_GRID),
+                             axis=1).sum()
+            logp, grad = obj.logp_dlogp(z)
+            assert logp == pytest.approx(want, rel=1e-10)
+            # gradient against central differences of the numpy likelihood
+            for c in rng.choice(z.size, size=5, replace=False):
+                h = 1e-6
+                up, down = z.copy(), z.copy()
+                up[c] += h
+                down[c] -= h
+                assert grad[c] == pytest.approx(
+                    (obj.logp_dlogp(up)[0] - obj.logp_dlogp(down)[0]) / (2 * h),
+                    rel=1e-5, abs=1e-6)
+
+    def test_normal_quadrature_matches_integration(self, small_panel):
+        """The grid sum for a normal G against integrating the difficulty out."""
+        layout = _layout(small_panel)
+        a, log_kappa = np.array([0.4, -0.1, -0.3]), np.log([4.0, 15.0, 1.5])
+        mean, sd = 0.8, 1.7
+        log_w = log_softmax(-0.5 * ((DEFAULT_GRID - mean) / sd) ** 2)
+        grid_value = logsumexp(log_w + task_grid_loglik(layout, a, log_kappa, DEFAULT_GRID),
+                               axis=1)
+        for j in range(4):
+            def integrand(d):
+                ll = task_grid_loglik(layout, a, log_kappa, np.array([d]))[j, 0]
+                return np.exp(ll) * stats.norm.pdf(d, mean, sd)
+            value, _ = integrate.quad(integrand, mean - 12 * sd, mean + 12 * sd, limit=200)
+            assert grid_value[j] == pytest.approx(np.log(value), rel=1e-8, abs=1e-8)
+
+
+@pytest.fixture(scope="module")
+def simulated():
+    rng = np.random.default_rng(11)
+    a = np.array([-1.2, 0.2, 1.0])
+    kappa = np.array([4.0, 30.0, 1e5])
+    d = rng.normal(1.5, 1.5, size=400)
+    y, m, p = simulate(rng, a - a.mean(), kappa, d, 10)
+    panel = Panel(y, m, systems=["weak", "mid", "strong"])
+    return panel, a - a.mean(), kappa, d, p
+
+
+class TestRecovery:
+    def test_normal_family(self, simulated):
+        panel, a, kappa, d, p = simulated
+        fit = fit_pooled(panel, family="normal", seed=0)
+        assert_allclose(fit.abilities, a, atol=0.2)
+        # the concentrations are weakly identified: check their order of magnitude
+        assert fit.concentrations[0] < 20 and fit.concentrations[2] > 50
+        shifted = d - 0.0  # abilities sum to 0 in both
+        parts = fit.params[-2:]
+        assert parts[0] == pytest.approx(shifted.mean(), abs=0.3)
+        assert np.exp(parts[1]) == pytest.approx(shifted.std(), abs=0.3)
+
+    def test_metrics_against_the_tasks_rates(self, simulated):
+        panel, a, kappa, d, p = simulated
+        fit = fit_pooled(panel, family="normal", seed=0)
+        k = np.array([1, 10, 100])
+        table = fit.metric("pass@k", k)
+        truth = np.stack([np.mean(1 - (1 - p) ** kk, axis=1) for kk in k], axis=1)
+        # 400 tasks: the sampling error of a benchmark-level Pass@k is a few points
+        assert_allclose(table.to_numpy(), truth, atol=0.05)
+
+    def test_grid_family_finds_a_two_point_distribution(self):
+        rng = np.random.default_rng(5)
+        d = np.where(rng.random(500) < 0.4, -1.0, 4.0)
+        y, m, _ = simulate(rng, [-0.5, 0.0, 0.5], [1e5, 1e5, 1e5], d, 10)
+        fit = fit_pooled(Panel(y, m), family="grid", seed=0)
+        w, grid = fit.grid_weights, fit.grid
+        near_low = w[np.abs(grid + 1.0) <= 0.75].sum()
+        near_high = w[np.abs(grid - 4.0) <= 0.75].sum()
+        assert near_low == pytest.approx(0.4, abs=0.07)
+        assert near_high == pytest.approx(0.6, abs=0.07)
+
+
+class TestMetrics:
+    def test_posterior_average_by_monte_carlo(self, small_panel):
+        fit = fit_pooled(small_panel, family="normal", seed=0)
+        r = fit.task_posterior()
+        rng = np.random.default_rng(0)
+        i = 0
+        kappa = fit.concentrations[i]
+        y, m = small_panel.successes[i], small_panel.trials[i]
+        n = 200_000
+        values = {1: [], 5: [], 50: []}
+        for j in range(r.shape[0]):
+            g = rng.choice(r.shape[1], size=n, p=r[j] / r[j].sum())
+            mu = expit(fit.abilities[i] - fit.grid[g])
+            p = rng.beta(mu * kappa + y[j], (1 - mu) * kappa + m[j] - y[j])
+            for kk in values:
+                values[kk].append(1 - (1 - p) ** kk)
+        got = fit.system("a").metric("pass@k", [1, 5, 50])
+        want = [np.mean(values[kk]) for kk in (1, 5, 50)]
+        assert_allclose(got, want, atol=4e-3)
+
+    def test_fitted_result_interface(self, small_panel):
+        fit = fit_pooled(small_panel, family="normal", seed=0)
+        res = fit.system("b")
+        assert isinstance(res, PooledSystem) and isinstance(res, FittedResult)
+        table = res.summary(k=[1, 10])
+        assert list(table.columns) == ["metric", "k", "estimate", "se", "lower", "upper"]
+        assert ((table.lower <= table.estimate + 1e-12)
+                & (table.estimate <= table.upper + 1e-12)).all()
+        assert res.metric("pass@k", 1) == pytest.approx(table.estimate.iloc[0])
+        lo, hi = res.interval("pass@k", 10)
+        assert 0 <= lo <= res.metric("pass@k", 10) <= hi <= 1
+        assert res.info()["system"] == "b"
+        # orderings every mixture obeys: Pass^k <= Pass@1 <= AUC@k <= Pass@k
+        k = [2, 20]
+        p_hat, auc, p_at = (np.asarray(res.metric(mm, k)) for mm in ("pass^k", "auc@k", "pass@k"))
+        p1 = res.metric("pass@k", 1)
+        assert np.all(p_hat <= p1 + 1e-12) and np.all(p1 <= auc + 1e-12)
+        assert np.all(auc <= p_at + 1e-12)
+
+
+class TestInput:
+    def test_mapping_and_table_give_the_same_fit(self, small_panel):
+        groups = {s: small_panel.counts(s) for s in small_panel.systems}
+        rows = [{"system": s, "task": t, "successes": int(c.successes[n]),
+                 "trials": int(c.trials[n])}
+                for s, c in groups.items() for n, t in enumerate(c.tasks) if c.trials[n] > 0]
+        a = fit_pooled(groups, family="normal", seed=0)
+        b = fit_pooled(pd.DataFrame(rows), system="system", family="normal", seed=0)
+        assert a.loglik == pytest.approx(b.loglik, rel=1e-9)
+
+    @pytest.mark.parametrize("kwargs, match", [
+        ({"family": "t"}, "unknown family"),
+        ({"grid": [0.0]}, "grid"),
+        ({"grid": [1.0, 0.0]}, "grid"),
+        ({"n_init": 0}, "n_init"),
+    ])
+    def test_bad_arguments(self, small_panel, kwargs, match):
+        with pytest.raises(ValueError, match=match):
+            fit_pooled(small_panel, **kwargs)
+
+    def test_table_needs_system_column(self):
+        with pytest.raises(ValueError, match="system"):
+            fit_pooled(pd.DataFrame({"task": [1], "successes": [0], "trials": [1]}))
+
+    def test_blocks(self):
+        assert _blocks("grid", 3, 5) == [("ability", 2), ("log_concentration", 3),
+                                         ("grid_logits", 5)]
+        assert _blocks("normal", 1, 5) == [("log_concentration", 1), ("difficulty_mean", 1),
+                                           ("log_difficulty_sd", 1)]
+
+
+class TestEverywhere:
+    """The joint estimator through estimate_table, the registry and the harness."""
+
+    @pytest.fixture(scope="class")
+    def groups(self, small_panel):
+        return {(s,): small_panel.counts(s) for s in small_panel.systems}
+
+    def test_estimate_table_matches_fit_pooled(self, groups, small_panel):
+        with pytest.warns(passmix.FitWarning, match="profile intervals are not available"):
+            table = passmix.estimate_table(groups, ["system"], k=[1, 10], method="pooled")
+        fit = fit_pooled(small_panel, seed=0)
+        assert set(table["method"]) == {"pooled"}
+        for s in small_panel.systems:
+            rows = table[(table["system"] == s) & (table["metric"] == "pass@k")]
+            assert_allclose(rows["estimate"], fit.system(s).metric("pass@k", [1, 10]),
+                            rtol=1e-9)
+            assert (rows["lower"] <= rows["estimate"]).all()
+            assert (rows["estimate"] <= rows["upper"]).all()
+
+    def test_all_includes_pooled_only_with_shared_tasks(self, groups):
+        table = passmix.estimate_table(groups, ["system"], k=[1], method="all",
+                                       interval="delta")
+        assert "pooled" in set(table["method"])
+        apart = {("a",): passmix.Counts([1, 2], [3, 3], tasks=["x", "y"]),
+                 ("b",): passmix.Counts([0, 3], [3, 3], tasks=["u", "v"])}
+        table = passmix.estimate_table(apart, ["system"], k=[1], method="all",
+                                       interval="delta")
+        assert "pooled" not in set(table["method"])
+        with pytest.raises(ValueError, match="share a task"):
+            passmix.estimate_table(apart, ["system"], k=[1], method="pooled")
+
+    def test_harness_refuses_joint_estimators(self):
+        from passmix.experiments import protocol_methods, run_repeated
+
+        assert "pooled" not in protocol_methods()
+        matrix = (np.random.default_rng(0).random((10, 8)) < 0.4).astype(float)
+        with pytest.raises(ValueError, match="fits all groups at once"):
+            run_repeated({("a",): matrix}, group_cols=["system"], methods=["pooled"], m=[2],
+                         k=[4], seeds=[0])
+
+
+def test_plot_difficulty(small_panel):
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from passmix.plots import plot_difficulty
+
+    for family in ("normal", "grid"):
+        fit = fit_pooled(small_panel, family=family, seed=0)
+        ax = plot_difficulty(fit)
+        # one label per system, placed at its ability
+        labels = {t.get_text(): t.get_position()[0] for t in ax.texts}
+        assert set(labels) == {"a", "b", "c"}
+        for name, a in zip(fit.systems, fit.abilities):
+            assert labels[name] == pytest.approx(a)
+        drawn = ax.lines[0].get_ydata() if family == "normal" else np.concatenate(
+            [seg[:, 1] for seg in ax.collections[0].get_segments()])
+        assert np.max(drawn) == pytest.approx(fit.grid_weights.max())
+        plt.close(ax.figure)
+
+
+def test_one_system():
+    """One system: the model is a difficulty distribution with a Beta-binomial layer."""
+    rng = np.random.default_rng(0)
+    p = rng.beta(1.0, 3.0, size=(1, 200))
+    y = rng.binomial(5, p)
+    fit = fit_pooled(Panel(y, np.full(p.shape, 5)), family="normal", seed=0)
+    assert fit.abilities.tolist() == [0.0]
+    # Pass@1 averages the tasks' posterior means: close to the observed rate
+    assert fit.system(0).metric("pass@k", 1) == pytest.approx(y.mean() / 5, abs=0.01)
+    truth = np.mean(1 - (1 - p) ** 10)
+    assert fit.system(0).metric("pass@k", 10) == pytest.approx(truth, abs=0.05)
