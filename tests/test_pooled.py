@@ -122,8 +122,8 @@ class TestLikelihood:
             obj = get_pooled_objective(layout, family, DEFAULT_GRID)
             rng = np.random.default_rng(3)
             z = rng.normal(scale=0.5, size=sum(s for _, s in obj.blocks))
-            n = N_SYS - 1
-            a = np.append(z[:n], -z[:n].sum())
+            n = N_SYS
+            a = z[:n] - z[:n].mean()
             log_kappa = z[n:n + N_SYS]
             rest = z[n + N_SYS:]
             if family == "grid":
@@ -269,10 +269,10 @@ class TestInput:
             fit_pooled(pd.DataFrame({"task": [1], "successes": [0], "trials": [1]}))
 
     def test_blocks(self):
-        assert _blocks("grid", 3, 5) == [("ability", 2), ("log_concentration", 3),
+        assert _blocks("grid", 3, 5) == [("ability", 3), ("log_concentration", 3),
                                          ("grid_logits", 5)]
-        assert _blocks("normal", 1, 5) == [("log_concentration", 1), ("difficulty_mean", 1),
-                                           ("log_difficulty_sd", 1)]
+        assert _blocks("normal", 1, 5) == [("ability", 1), ("log_concentration", 1),
+                                           ("difficulty_mean", 1), ("log_difficulty_sd", 1)]
 
 
 class TestEverywhere:
@@ -348,3 +348,14 @@ def test_one_system():
     assert fit.system(0).metric("pass@k", 1) == pytest.approx(y.mean() / 5, abs=0.01)
     truth = np.mean(1 - (1 - p) ** 10)
     assert fit.system(0).metric("pass@k", 10) == pytest.approx(truth, abs=0.05)
+
+
+def test_auto_family_picks_the_smaller_bic(small_panel):
+    fit = fit_pooled(small_panel, family="auto", seed=0)
+    table = fit.family_table
+    assert list(table["family"]) == ["normal", "grid"]
+    best = table.loc[table["bic"].idxmin(), "family"]
+    assert fit.family == best and table["selected"].sum() == 1
+    assert table.loc[table["selected"], "family"].item() == best
+    # BIC from its parts: -2 loglik + n_params log J
+    assert_allclose(table["bic"], -2 * table["loglik"] + table["n_params"] * np.log(4))
