@@ -421,10 +421,19 @@ class PooledFit:
         joint = log_w[None, :] + task_grid_loglik(self._layout, a, log_kappa, self.grid)
         return np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
 
-    def _system_mixture(self, i: int, z: np.ndarray | None = None):
+    def _posterior(self, z: np.ndarray | None) -> np.ndarray:
+        """The task posterior at `z`, kept for the optimum (every metric call needs it)."""
+        if z is not None:
+            return self.task_posterior(z)
+        if "posterior" not in self._cache:
+            self._cache["posterior"] = self.task_posterior()
+        return self._cache["posterior"]
+
+    def _system_mixture(self, i: int, z: np.ndarray | None = None,
+                        r: np.ndarray | None = None):
         """System i's per-task posterior Beta components ``(weights, alpha, beta)``."""
         a, log_kappa, _ = self._coordinates(self.params if z is None else z)
-        r = self.task_posterior(z)
+        r = self._posterior(z) if r is None else r
         alpha, beta = _shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid)
         y = self.panel.successes[i].astype(float)[:, None]
         f = (self.panel.trials[i] - self.panel.successes[i]).astype(float)[:, None]
@@ -432,20 +441,24 @@ class PooledFit:
         keep = w > 1e-14 * w.max()
         return w[keep] / w[keep].sum(), (alpha + y).ravel()[keep], (beta + f).ravel()[keep]
 
-    def _values(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
-        """(I, K) metric values of every system."""
+    def _per_system(self, evaluate, metric: str, k_arr: np.ndarray,
+                    z: np.ndarray | None = None) -> np.ndarray:
+        """(I, K) of ``evaluate(metric, w, alpha, beta, k)`` over the systems, one posterior."""
+        r = self._posterior(z)
         out = np.empty((self._layout.n_systems, k_arr.size))
         for i in range(self._layout.n_systems):
-            out[i] = evaluate_metric(metric, *self._system_mixture(i, z), k_arr)
+            value = evaluate(metric, *self._system_mixture(i, z, r), k_arr)
+            out[i] = value[0] if isinstance(value, tuple) else value
         return out
+
+    def _values(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
+        """(I, K) metric values of every system."""
+        return self._per_system(evaluate_metric, metric, k_arr, z)
 
     def _logits(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None
                 ) -> np.ndarray:
         """(I, K) logits of the metric, exact where it underflows or rounds to 1."""
-        out = np.empty((self._layout.n_systems, k_arr.size))
-        for i in range(self._layout.n_systems):
-            out[i] = evaluate_logit(metric, *self._system_mixture(i, z), k_arr)[0]
-        return out
+        return self._per_system(evaluate_logit, metric, k_arr, z)
 
     def metric(self, metric: str, k) -> pd.DataFrame:
         """A metric of every system at horizon(s) `k`: one row per system, one column per k.
