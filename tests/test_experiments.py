@@ -402,6 +402,10 @@ class TestRealData:
         assert "rows from 4 fits" in result.stdout
         errors = pd.read_csv(out / "errors.csv")
         assert list(errors.columns) == ["model", *COLUMNS]
+        # the two models share their problems: "all" includes the pooled model
+        assert set(errors["method"]) == {"naive", "combinatorial", "mixture", "pooled"}
+        joint = pd.read_csv(out / "joint_fits.csv")
+        assert list(joint[["seed", "m"]].itertuples(index=False, name=None)) == [(0, 5), (0, 10)]
         for name in ("report.md", "fits.csv", "references.csv", "mae_by_regime.csv",
                      "mae_at_k.csv", "mae_by_seed.csv", "win_rates.csv", "trials_needed.csv",
                      "bic_shares.csv", "coverage.csv", "mae_by_group.csv", "config.json"):
@@ -436,7 +440,8 @@ class TestRealData:
         result = invoke("experiment", "repeated", df_path, "--group-by", "model", "--m", "5,10",
                         "--k", "2,10,100,1000", "--seeds", "1", "--max-components", "2",
                         "--n-init", "3", "--out", out, "--quiet", "--no-figures")
-        assert "(4 cached)" in result.stdout
+        # 2 models x 2 budgets, and the pooled model's 2 (seed, m) joint fits
+        assert "(6 cached)" in result.stdout
         assert (out / "errors.csv").read_text() == before
 
     def test_taubench_long_format_is_permuted(self, tmp_path):

@@ -204,6 +204,49 @@ class TestRecovery:
         assert near_high == pytest.approx(0.6, abs=0.07)
 
 
+class TestGridEM:
+    """The grid family's EM accelerator against direct maximisation."""
+
+    def test_em_weights_reach_the_simplex_maximum(self):
+        from scipy.optimize import minimize
+
+        from passmix.pooled import em_grid_weights
+
+        rng = np.random.default_rng(3)
+        ll = rng.normal(0.0, 2.0, size=(40, 7))
+        scaled = np.exp(ll - ll.max(axis=1, keepdims=True))
+        w = em_grid_weights(scaled, np.full(7, 1 / 7), max_iter=100_000, tol=1e-14)
+
+        def negative(logits):  # the same objective over unconstrained logits
+            return -np.log(scaled @ np.exp(log_softmax(logits))).sum()
+
+        direct = minimize(negative, np.zeros(7), method="BFGS", options={"gtol": 1e-10})
+        assert w.sum() == pytest.approx(1.0) and np.all(w >= 0)
+        assert -negative(np.log(np.maximum(w, 1e-300))) == pytest.approx(-direct.fun, abs=1e-6)
+
+    def test_profile_reaches_the_joint_optimum(self):
+        """EM-profiled fit against L-BFGS over all coordinates (weights' logits included)."""
+        from passmix.inference import maximize
+        from passmix.pooled import _box, _maximize_grid, _starts
+
+        rng = np.random.default_rng(8)
+        d = np.where(rng.random(150) < 0.5, -0.5, 3.0) + rng.normal(0, 0.5, 150)
+        y, m, _ = simulate(rng, [-0.6, 0.1, 0.5], [3.0, 40.0, 1e4], d, 6)
+        panel = Panel(y, m)
+        grid = np.linspace(-6.0, 10.0, 33)
+        layout = _layout(panel)
+        obj = get_pooled_objective(layout, "grid", grid)
+        box = _box(obj.blocks)
+        starts = _starts(panel, "grid", grid, obj.blocks, 3, np.random.default_rng(0))
+        joint = maximize(obj, starts, box, newton=False)
+        profiled = _maximize_grid(obj, layout, grid, starts[:1], box)
+        assert profiled.loglik >= joint.loglik - 0.01
+        assert profiled.loglik == pytest.approx(joint.loglik, abs=0.05)
+        a_joint = joint.params[:N_SYS] - joint.params[:N_SYS].mean()
+        a_em = profiled.params[:N_SYS] - profiled.params[:N_SYS].mean()
+        assert_allclose(a_em, a_joint, atol=0.05)
+
+
 class TestMetrics:
     def test_posterior_average_by_monte_carlo(self, small_panel):
         fit = fit_pooled(small_panel, family="normal", seed=0)
@@ -223,6 +266,23 @@ class TestMetrics:
         got = fit.system("a").metric("pass@k", [1, 5, 50])
         want = [np.mean(values[kk]) for kk in (1, 5, 50)]
         assert_allclose(got, want, atol=4e-3)
+
+    @pytest.mark.parametrize("metric", ["pass@k", "pass^k", "auc@k"])
+    def test_delta_gradient_against_differences(self, simulated, metric):
+        """The delta method's gradient (posterior differenced, metric analytic) vs differencing
+        the metric's logit itself in every coordinate."""
+        panel = simulated[0]
+        fit = fit_pooled(panel, family="normal", seed=0)
+        k = np.array([1, 10, 1000])
+        grads, centre = fit._logit_gradients(metric, k, np.ones(fit.params.size, bool))
+        assert_allclose(centre, fit._logits(metric, k), rtol=1e-12)
+        for c in range(fit.params.size):
+            step = 1e-5 * max(1.0, abs(fit.params[c]))
+            up, down = fit.params.copy(), fit.params.copy()
+            up[c] += step
+            down[c] -= step
+            fd = (fit._logits(metric, k, up) - fit._logits(metric, k, down)) / (2 * step)
+            assert_allclose(grads[c], fd, rtol=1e-4, atol=1e-6)
 
     def test_fitted_result_interface(self, small_panel):
         fit = fit_pooled(small_panel, family="normal", seed=0)
@@ -306,14 +366,52 @@ class TestEverywhere:
         with pytest.raises(ValueError, match="share a task"):
             passmix.estimate_table(apart, ["system"], k=[1], method="pooled")
 
-    def test_harness_refuses_joint_estimators(self):
-        from passmix.experiments import protocol_methods, run_repeated
+    def test_harness_runs_pooled_on_the_same_subsets(self):
+        """The repeated harness fits pooled once per (seed, m) on the per-group subsets."""
+        from passmix.experiments import nested_subsets, protocol_methods, run_repeated
+        from passmix.experiments._harness import group_id, stream
 
+        rng = np.random.default_rng(4)
+        d = rng.normal(0.5, 1.5, 30)
+        p = expit(np.array([-0.5, 0.0, 0.6])[:, None] - d[None, :])
+        matrices = {(name,): (rng.random((30, 12)) < p[i][:, None]).astype(float)
+                    for i, name in enumerate(["a", "b", "c"])}
+        labels = {key: [f"t{j}" for j in range(30)] for key in matrices}
         assert "pooled" not in protocol_methods()
-        matrix = (np.random.default_rng(0).random((10, 8)) < 0.4).astype(float)
-        with pytest.raises(ValueError, match="fits all groups at once"):
-            run_repeated({("a",): matrix}, group_cols=["system"], methods=["pooled"], m=[2],
-                         k=[4], seeds=[0])
+        assert protocol_methods(joint=True)[-1] == "pooled"
+        res = run_repeated(matrices, group_cols=["system"], m=[3, 6], k=[1, 4, 12], seeds=[0],
+                           tasks=labels, max_components=1, n_init=2, interval="delta")
+        errors = res.errors
+        assert set(errors["method"]) == {"naive", "combinatorial", "mixture", "pooled"}
+        assert len(res.joint_fits) == 2 and set(res.joint_fits["interval"]) == {"delta"}
+        # the pooled rows are fit_pooled's on the per-group subsets, matched by task label
+        subsets = {key: nested_subsets(mat, [3], stream(0, group_id(key), 0))[3]
+                   for key, mat in matrices.items()}
+        counts = {key: passmix.Counts(c.successes, c.trials, labels[key])
+                  for key, c in subsets.items()}
+        fit = fit_pooled(counts, seed=stream(0, 0, 2, 3))
+        got = errors[(errors["method"] == "pooled") & (errors["m"] == 3)
+                     & (errors["metric"] == "pass@k")]
+        for key in matrices:
+            rows = got[got["system"] == key[0]].sort_values("k")
+            want = fit.system(key[0]).metric("pass@k", [1, 4, 12])
+            assert_allclose(rows["estimate"], want, rtol=1e-6)
+            assert rows["lower"].notna().all()
+
+    def test_harness_needs_shared_tasks_for_pooled(self):
+        from passmix.experiments import run_repeated
+
+        rng = np.random.default_rng(0)
+        groups = {("a",): passmix.Counts(rng.binomial(8, 0.4, 10), np.full(10, 8),
+                                         [f"a{j}" for j in range(10)]),
+                  ("b",): passmix.Counts(rng.binomial(8, 0.4, 10), np.full(10, 8),
+                                         [f"b{j}" for j in range(10)])}
+        res = run_repeated(groups, group_cols=["system"], m=[2], k=[4], seeds=[0],
+                           max_components=1, n_init=2, interval="delta")
+        assert "pooled" not in set(res.errors["method"]) and res.joint_fits.empty
+        with pytest.raises(ValueError, match="no two groups share a task"):
+            run_repeated(groups, group_cols=["system"], methods=["pooled"], m=[2], k=[4],
+                         seeds=[0])
 
 
 def test_plot_difficulty(small_panel):

@@ -1060,7 +1060,8 @@ def read_trials(
     successes: Hashable | None = None,
     trials: Hashable | None = None,
     outcome: Hashable | None = None,
-) -> Counts | np.ndarray | dict[tuple, Counts | np.ndarray]:
+    with_tasks: bool = False,
+) -> Any:
     """Read evaluation results keeping single trials where the source has them.
 
     The same reading, validation and layout detection as :func:`read_counts`
@@ -1071,10 +1072,14 @@ def read_trials(
     recorded attempts. A table of counts gives :class:`Counts`, as
     :func:`read_counts` does.
 
+    With ``with_tasks=True`` each value is a pair ``(data, tasks)``: the task
+    labels of the matrix's rows (or of the counts), which a matrix does not
+    carry and a model matching tasks across groups needs.
+
     Returns
     -------
     Counts, ndarray, or dict of tuple to either
-        One per group if `group_by` is given.
+        One per group if `group_by` is given (pairs with `with_tasks`).
 
     Examples
     --------
@@ -1087,7 +1092,7 @@ def read_trials(
            [0., 0.]])
     """
     df, spec, where = _load(source, layout, group_by, task, successes, trials, outcome)
-    return _by_group(df, spec, where, _trials_of)
+    return _by_group(df, spec, where, _trials_and_tasks if with_tasks else _trials_of)
 
 
 def as_group_columns(group_by: Hashable | Sequence[Hashable] | None) -> list:
@@ -1279,9 +1284,15 @@ def _counts_of(sub: pd.DataFrame, spec: LayoutSpec, where: _Where, group: tuple 
 def _trials_of(sub: pd.DataFrame, spec: LayoutSpec, where: _Where, group: tuple | None
                ) -> Counts | np.ndarray:
     """One group's rows with their single attempts: a tasks x attempts matrix."""
+    return _trials_and_tasks(sub, spec, where, group)[0]
+
+
+def _trials_and_tasks(sub: pd.DataFrame, spec: LayoutSpec, where: _Where, group: tuple | None
+                      ) -> tuple[Counts | np.ndarray, np.ndarray]:
+    """:func:`_trials_of` with the task labels of its rows."""
     counts = _counts_of(sub, spec, where, group)  # validates, and fixes the task order
     if spec.kind == "counts":
-        return counts
+        return counts, counts.tasks
     if spec.kind == "long":
         codes, _ = pd.factorize(sub[spec.task], sort=False)
         position = sub.groupby(codes).cumcount().to_numpy()
@@ -1290,7 +1301,7 @@ def _trials_of(sub: pd.DataFrame, spec: LayoutSpec, where: _Where, group: tuple 
         matrix[codes, position] = values
     else:
         matrix, _ = _binary_frame(sub[list(spec.outcome_columns)])
-    return matrix
+    return matrix, counts.tasks
 
 
 def _by_group(df: pd.DataFrame, spec: LayoutSpec, where: _Where, build) -> Any:

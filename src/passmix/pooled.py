@@ -16,7 +16,10 @@ distribution ``G`` lives on a fixed grid of logits (:data:`DEFAULT_GRID`) and
 is integrated out per task by summing over the grid:
 
 - ``"grid"``: nonparametric, one weight per grid point (softmax of free
-  logits), the maximum-likelihood mixing distribution on the grid;
+  logits), the maximum-likelihood mixing distribution on the grid. The
+  weights are profiled out by EM (for fixed abilities and concentrations the
+  NPMLE weights have a fixed-point update), so L-BFGS-B searches the 2I
+  abilities and concentrations only; it reaches the joint optimum (tested);
 - ``"normal"``: weights proportional to a normal density with free mean and
   spread, i.e. quadrature of a normal ``G`` on the grid.
 
@@ -49,6 +52,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import minimize
 from scipy.special import betaln, digamma, expit, gammaln, log_softmax, logsumexp
 
 from ._defaults import METRICS, SUMMARY_K
@@ -59,8 +63,8 @@ from .intervals import ConfidenceInterval
 from .metrics import evaluate_logit, evaluate_metric
 from .panel import Panel, as_panel
 
-__all__ = ["DEFAULT_GRID", "FAMILIES", "PooledFit", "PooledSystem", "fit_pooled",
-           "fit_pooled_groups"]
+__all__ = ["DEFAULT_GRID", "FAMILIES", "PooledFit", "PooledSystem", "em_grid_weights",
+           "fit_pooled", "fit_pooled_groups"]
 
 #: Grid of task difficulties (logits): wide enough that a task nobody solves
 #: and one everybody solves both sit inside it (a narrow grid breaks the fit).
@@ -340,15 +344,109 @@ class _Candidate:
     bic: float
 
 
+def em_grid_weights(scaled: np.ndarray, w: np.ndarray, max_iter: int = 2000,
+                    tol: float = 1e-10) -> np.ndarray:
+    """Maximise ``sum_j log(scaled[j] @ w)`` over the simplex by EM, from `w`.
+
+    `scaled` is ``exp(L - max_g L)`` per task (J, G). Each step is
+    ``w_g <- w_g * mean_j scaled[j, g] / (scaled[j] @ w)``, which never lowers
+    the objective; it stops when the objective rises by less than
+    ``tol * J``. This is the nonparametric maximum-likelihood mixing
+    distribution for fixed abilities and concentrations.
+    """
+    n_tasks = scaled.shape[0]
+    w = np.asarray(w, dtype=float)
+    last = -np.inf
+    for _ in range(max_iter):
+        mix = scaled @ w
+        value = np.log(mix).sum()
+        if value - last < tol * n_tasks:
+            break
+        last = value
+        w = w * (scaled.T @ (1.0 / mix)) / n_tasks
+    return w / w.sum()
+
+
+@dataclass
+class _ProfiledGrid:
+    """The grid family's likelihood with the weights profiled out by EM.
+
+    Coordinates are the abilities' and concentrations' only. At each point
+    the weights are the EM maximiser (warm-started from the last point), and
+    by the envelope theorem the profile's gradient is the full likelihood's
+    gradient in those coordinates at the maximising weights, which the
+    compiled PyMC objective gives. L-BFGS on the 2I coordinates then replaces
+    a joint search over 2I + G coordinates whose weight directions are flat.
+    """
+
+    objective: PooledObjective
+    layout: _Layout
+    grid: np.ndarray
+    weights: np.ndarray
+
+    def full(self, theta: np.ndarray) -> np.ndarray:
+        """The full coordinates at `theta`, weights set to their EM maximiser."""
+        n = self.layout.n_systems
+        a, log_kappa = _abilities(theta[:n]), theta[n:]
+        ll = task_grid_loglik(self.layout, a, log_kappa, self.grid)
+        scaled = np.exp(ll - ll.max(axis=1, keepdims=True))
+        # keep a floor so a point EM has emptied can come back at a later theta
+        start = np.maximum(self.weights, 1e-12)
+        self.weights = em_grid_weights(scaled, start / start.sum())
+        logits = np.log(np.maximum(self.weights, 1e-300) / self.weights.max())
+        lo = _BOUNDS["grid_logits"][0]
+        return np.concatenate([theta, np.maximum(logits, lo)])
+
+    def logp_dlogp(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        logp, grad = self.objective.logp_dlogp(self.full(np.asarray(theta, dtype=float)))
+        return logp, grad[:theta.size]
+
+    def negative(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        logp, grad = self.logp_dlogp(theta)
+        return -logp, -grad
+
+
+def _maximize_grid(objective: PooledObjective, layout: _Layout, grid: np.ndarray,
+                   starts: list[np.ndarray], box: np.ndarray) -> Optimum:
+    """The grid family's optimum: L-BFGS on the profile over EM weights, from each start."""
+    n_theta = 2 * layout.n_systems
+    best, best_w = None, None
+    for z0 in starts:
+        profiled = _ProfiledGrid(objective, layout, grid, np.exp(log_softmax(z0[n_theta:])))
+        # EM's weights are exact only to its tolerance, so the profile is not smooth
+        # to L-BFGS-B's default polish: stop at a relative gain of 1e-12 (convergence
+        # is then judged by the projected gradient)
+        res = minimize(profiled.negative, z0[:n_theta], jac=True, method="L-BFGS-B",
+                       bounds=box[:n_theta], options={"maxiter": 2000, "ftol": 1e-12,
+                                                      "gtol": 1e-6})
+        if best is None or -res.fun > -best.fun:
+            best, best_w = res, profiled
+    z = best_w.full(best.x)
+    return Optimum(params=z, loglik=objective.logp_dlogp(z)[0], converged=bool(best.success),
+                   message=str(best.message), n_iter=int(best.nit),
+                   on_bound=at_bound(z, box).any(axis=1), n_starts=len(starts))
+
+
 def _fit_family(panel: Panel, layout: _Layout, family: str, grid: np.ndarray, n_init: int,
-                rng: np.random.Generator) -> _Candidate:
+                rng: np.random.Generator, warm: _Candidate | None = None) -> _Candidate:
     objective = get_pooled_objective(layout, family, grid)
     blocks = objective.blocks
     box = _box(blocks)
     with objective.lock:
         objective.set_data(layout, grid)
-        best = maximize(objective, _starts(panel, family, grid, blocks, n_init, rng), box,
-                        newton=False)
+        starts = _starts(panel, family, grid, blocks, n_init, rng)
+        if family == "grid":
+            if warm is not None:
+                # the normal family's optimum is close in abilities and concentrations,
+                # and its weights are a smooth start for EM: two starts (it and the
+                # crude one) find what more crude starts did at a fraction of the cost
+                w = np.exp(_log_grid_weights(warm.family, warm.parts, grid))
+                z = np.concatenate([warm.parts["ability"], warm.parts["log_concentration"],
+                                    np.maximum(np.log(w / w.max()), box[-1, 0])])
+                starts = [np.clip(z, box[:, 0], box[:, 1]), starts[0]]
+            best = _maximize_grid(objective, layout, grid, starts, box)
+        else:
+            best = maximize(objective, starts, box, newton=False)
         # L-BFGS-B rarely reports success on the grid's flat directions (the
         # softmax's shift, weights of points no task needs): judge by the
         # gradient projected on the box instead
@@ -429,36 +527,66 @@ class PooledFit:
             self._cache["posterior"] = self.task_posterior()
         return self._cache["posterior"]
 
-    def _system_mixture(self, i: int, z: np.ndarray | None = None,
-                        r: np.ndarray | None = None):
-        """System i's per-task posterior Beta components ``(weights, alpha, beta)``."""
+    def _pairs(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """System i's distinct (successes, trials) and the (pairs x tasks) 0/1 membership."""
+        key = ("pairs", i)
+        if key not in self._cache:
+            pairs, codes = np.unique(np.stack([self.panel.successes[i], self.panel.trials[i]]),
+                                     axis=1, return_inverse=True)
+            member = np.zeros((pairs.shape[1], self._layout.n_tasks))
+            member[codes.ravel(), np.arange(self._layout.n_tasks)] = 1.0
+            self._cache[key] = (pairs, member)
+        return self._cache[key]
+
+    def _system_components(self, i: int, z: np.ndarray | None, r: np.ndarray):
+        """System i's components before pruning: weights (pairs, G) and shapes, (pairs, G) each.
+
+        A component's shapes depend on the task only through system i's counts
+        there, so tasks with the same counts pool their posterior weights: at
+        most (m + 1) x G components instead of J x G.
+        """
         a, log_kappa, _ = self._coordinates(self.params if z is None else z)
-        r = self._posterior(z) if r is None else r
         alpha, beta = _shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid)
-        y = self.panel.successes[i].astype(float)[:, None]
-        f = (self.panel.trials[i] - self.panel.successes[i]).astype(float)[:, None]
-        w = (r / r.shape[0]).ravel()
+        pairs, member = self._pairs(i)
+        weights = member @ r / r.shape[0]
+        y = pairs[0].astype(float)[:, None]
+        f = (pairs[1] - pairs[0]).astype(float)[:, None]
+        return weights, alpha + y, beta + f
+
+    def _system_mixture(self, i: int, z: np.ndarray | None = None,
+                        r: np.ndarray | None = None, with_mask: bool = False):
+        """System i's per-task posterior Beta components ``(weights, alpha, beta)``."""
+        r = self._posterior(z) if r is None else r
+        weights, alpha, beta = self._system_components(i, z, r)
+        w = weights.ravel()
         keep = w > 1e-14 * w.max()
-        return w[keep] / w[keep].sum(), (alpha + y).ravel()[keep], (beta + f).ravel()[keep]
+        out = (w[keep] / w[keep].sum(), alpha.ravel()[keep], beta.ravel()[keep])
+        return (*out, keep) if with_mask else out
 
     def _per_system(self, evaluate, metric: str, k_arr: np.ndarray,
-                    z: np.ndarray | None = None) -> np.ndarray:
-        """(I, K) of ``evaluate(metric, w, alpha, beta, k)`` over the systems, one posterior."""
+                    z: np.ndarray | None = None, rows=None) -> np.ndarray:
+        """(len(rows), K) of ``evaluate(metric, w, alpha, beta, k)``, one posterior.
+
+        `rows` are system positions (default all); asking for one system costs
+        one system's evaluation, which is what a per-system interval needs.
+        """
         r = self._posterior(z)
-        out = np.empty((self._layout.n_systems, k_arr.size))
-        for i in range(self._layout.n_systems):
+        rows = range(self._layout.n_systems) if rows is None else rows
+        out = np.empty((len(rows), k_arr.size))
+        for n, i in enumerate(rows):
             value = evaluate(metric, *self._system_mixture(i, z, r), k_arr)
-            out[i] = value[0] if isinstance(value, tuple) else value
+            out[n] = value[0] if isinstance(value, tuple) else value
         return out
 
-    def _values(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None) -> np.ndarray:
-        """(I, K) metric values of every system."""
-        return self._per_system(evaluate_metric, metric, k_arr, z)
+    def _values(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None,
+                rows=None) -> np.ndarray:
+        """(I, K) metric values of every system (or of `rows`)."""
+        return self._per_system(evaluate_metric, metric, k_arr, z, rows)
 
-    def _logits(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None
-                ) -> np.ndarray:
+    def _logits(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None,
+                rows=None) -> np.ndarray:
         """(I, K) logits of the metric, exact where it underflows or rounds to 1."""
-        return self._per_system(evaluate_logit, metric, k_arr, z)
+        return self._per_system(evaluate_logit, metric, k_arr, z, rows)
 
     def metric(self, metric: str, k) -> pd.DataFrame:
         """A metric of every system at horizon(s) `k`: one row per system, one column per k.
@@ -511,21 +639,26 @@ class PooledFit:
         metric = check_metric(metric)
         level = check_level(level)
         k_arr, _ = check_k(k)
-        rows = range(self._layout.n_systems) if system is None else [self.panel.index(system)]
+        # every system at once: each perturbed point's task posterior is shared by
+        # all systems, and tables ask for every system in turn (kept per request)
+        key = ("delta", metric, tuple(k_arr.tolist()), level)
+        if key not in self._cache:
+            self._cache[key] = self._delta_all(metric, k_arr, level)
+        table = self._cache[key]
+        if system is None:
+            return table.copy()
+        # rows are system-major (labels may be tuples, which pandas will not compare)
+        first = self.panel.index(system) * k_arr.size
+        return table.iloc[first:first + k_arr.size].reset_index(drop=True)
+
+    def _delta_all(self, metric: str, k_arr: np.ndarray, level: float) -> pd.DataFrame:
+        rows = list(range(self._layout.n_systems))
         cov = self._covariance()
         from scipy.special import ndtri
 
         z_crit = ndtri(0.5 + level / 2)
-        base = self._values(metric, k_arr)
-        centre = self._logits(metric, k_arr)
-        grads = np.zeros((self.params.size,) + base.shape)
-        for c in np.flatnonzero(np.diag(cov) > 0):
-            step = 1e-5 * max(1.0, abs(self.params[c]))
-            up, down = self.params.copy(), self.params.copy()
-            up[c] += step
-            down[c] -= step
-            grads[c] = (self._logits(metric, k_arr, up)
-                        - self._logits(metric, k_arr, down)) / (2 * step)
+        base = self._values(metric, k_arr, rows=rows)
+        grads, centre = self._logit_gradients(metric, k_arr, np.diag(cov) > 0)
         se_logit = np.sqrt(np.maximum(np.einsum("cik,cd,dik->ik", grads, cov, grads), 0.0))
         # rounding may put the estimate a hair outside expit of its own logit's interval
         lower = np.minimum(expit(centre - z_crit * se_logit), base)
@@ -534,9 +667,57 @@ class PooledFit:
         se = base * (1 - base) * se_logit
         labels = self.systems
         frames = [pd.DataFrame({"system": [labels[i]] * k_arr.size, "metric": metric, "k": k_arr,
-                                "estimate": base[i], "se": se[i], "lower": lower[i],
-                                "upper": upper[i]}) for i in rows]
+                                "estimate": base[n], "se": se[n], "lower": lower[n],
+                                "upper": upper[n]}) for n, i in enumerate(rows)]
         return pd.concat(frames, ignore_index=True)
+
+    def _logit_gradients(self, metric: str, k_arr: np.ndarray, active: np.ndarray):
+        """(C, I, K) gradients of every system's metric logit in the free coordinates, and logits.
+
+        System i's metric is a function of its component weights (the task
+        posterior, which every coordinate moves) and its component shapes
+        (which only its own ability and concentration move).
+        :func:`~passmix.metrics.evaluate_logit` gives the gradient in both, so
+        only the posterior is differenced (a cheap J x G table per
+        coordinate), never the metric: the cost no longer grows as
+        coordinates x systems x metric evaluations.
+        """
+        n_sys = self._layout.n_systems
+        r0 = self._posterior(None)
+        a, log_kappa, _ = self._coordinates(self.params)
+        eta = a[:, None] - self.grid[None, :]
+        kappa = np.exp(log_kappa)[:, None]
+        slope = kappa * expit(eta) * expit(-eta)            # d alpha / d a = -d beta / d a
+        prior_alpha, prior_beta = _shapes(a, log_kappa, self.grid)
+        centre = np.empty((n_sys, k_arr.size))
+        by_weight, direct = [], np.zeros((self.params.size, n_sys, k_arr.size))
+        for i in range(n_sys):
+            w, alpha, beta, keep = self._system_mixture(i, None, r0, with_mask=True)
+            centre[i], (gw, ga, gb) = evaluate_logit(metric, w, alpha, beta, k_arr)
+            n_pairs = keep.size // self.grid.size
+            full = np.zeros((k_arr.size, keep.size))
+            full[:, keep] = gw  # d logit / d weight (the kept weights sum to 1 to ~1e-14)
+            by_weight.append(full.reshape(k_arr.size, n_pairs, self.grid.size))
+            # the shapes' own dependence: alpha_c = alpha_g + y, beta_c = beta_g + f
+            g_of = np.tile(np.arange(self.grid.size), n_pairs)[keep]
+            d_ability = ga @ slope[i, g_of] - gb @ slope[i, g_of]
+            d_log_kappa = ga @ prior_alpha[i, g_of] + gb @ prior_beta[i, g_of]
+            # abilities are the free coordinates minus their mean
+            direct[:n_sys, i] -= d_ability / n_sys
+            direct[i, i] += d_ability
+            direct[n_sys + i, i] = d_log_kappa
+        grads = direct
+        for c in np.flatnonzero(active):
+            step = 1e-5 * max(1.0, abs(self.params[c]))
+            up, down = self.params.copy(), self.params.copy()
+            up[c] += step
+            down[c] -= step
+            d_r = (self.task_posterior(up) - self.task_posterior(down)) / (2 * step)
+            for i in range(n_sys):
+                d_w = self._pairs(i)[1] @ d_r / d_r.shape[0]
+                grads[c, i] += np.tensordot(by_weight[i], d_w, axes=([1, 2], [0, 1]))
+        grads[~active] = 0.0
+        return grads, centre
 
     # -- reporting ----------------------------------------------------------------------
     def summary(self, k=SUMMARY_K, level: float = 0.95) -> pd.DataFrame:
@@ -674,9 +855,10 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     family : {"normal", "grid", "auto"}, default "normal"
         The task-difficulty distribution: a normal, or nonparametric on the
         grid; ``"auto"`` fits both and BIC picks one
-        (:attr:`PooledFit.family_table`). The grid family takes far longer
-        (thousands of evaluations for its G weights: ~35 s at 7 x 128,
-        ~150 s at 43 x 400, against ~1 s and ~3 s for the normal).
+        (:attr:`PooledFit.family_table`). The grid family's weights are
+        profiled out by EM (:func:`em_grid_weights`) and it starts from the
+        normal family's optimum, which is always fitted first; it costs a few
+        times the normal's (``benchmarks/bench_pooled.py``).
     grid : array_like, optional
         Difficulty grid (logits, increasing); default :data:`DEFAULT_GRID`.
     n_init : int, default 3
@@ -718,7 +900,10 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     if int(n_init) != n_init or n_init < 1:
         raise ValueError(f"n_init must be a whole number >= 1, got {n_init!r}.")
     layout = _layout(panel)
-    candidates = [_fit_family(panel, layout, f, grid, int(n_init), rng) for f in families]
+    normal = _fit_family(panel, layout, "normal", grid, int(n_init), rng)
+    candidates = [normal] if "normal" in families else []
+    if "grid" in families:
+        candidates.append(_fit_family(panel, layout, "grid", grid, int(n_init), rng, warm=normal))
     best = min(candidates, key=lambda c: c.bic)
     table = pd.DataFrame({
         "family": [c.family for c in candidates],

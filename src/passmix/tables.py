@@ -293,8 +293,9 @@ def _joint_results(groups: Mapping[tuple, Counts], methods: list[str], asked,
                         for a in ([asked] if isinstance(asked, str) else asked))
         if asked_all:
             return {}
-        raise ValueError(f"method {names[0]!r} fits all groups at once and needs at least two "
-                         "groups that share a task (matched by the task column).")
+        if len(groups) > 1:  # one group asked for by name: a one-system model
+            raise ValueError(f"method {names[0]!r} fits all groups at once and needs at least "
+                             "two groups that share a task (matched by the task column).")
     out = {}
     for name in names:
         with recorded_warnings() as caught:

@@ -70,19 +70,25 @@ def stream(seed: int, gid: int, *path: int) -> np.random.Generator:
     return np.random.default_rng([seed, gid, *path])
 
 
-def protocol_methods() -> tuple[str, ...]:
+def protocol_methods(joint: bool = False) -> tuple[str, ...]:
     """The registered estimators in the protocol's order: the baselines first.
+
+    Joint estimators (the pooled model, fitted on all groups at once) come
+    last, and only with ``joint=True``.
 
     Examples
     --------
     >>> from passmix.experiments import protocol_methods
     >>> protocol_methods()[:3]
     ('naive', 'combinatorial', 'mixture')
+    >>> "pooled" in protocol_methods(joint=True)
+    True
     """
-    # joint estimators (the pooled model) fit all groups at once: not per-group units
     names = [n for n in estimator_names() if not get_estimator(n).joint]
-    return tuple([n for n in _BASELINES if n in names] + [n for n in names
-                                                          if n not in _BASELINES])
+    ordered = [n for n in _BASELINES if n in names] + [n for n in names if n not in _BASELINES]
+    if joint:
+        ordered += [n for n in estimator_names() if get_estimator(n).joint]
+    return tuple(ordered)
 
 
 def positive_int(value: Any, name: str) -> int:

@@ -39,6 +39,7 @@ STYLE = {
     "naive": {"color": "#d95f02", "marker": "o", "label": "Naive"},
     "combinatorial": {"color": "#7570b3", "marker": "s", "label": "Combinatorial"},
     "mixture": {"color": "#1b9e77", "marker": "D", "label": "Mixture"},
+    "pooled": {"color": "#1f78b4", "marker": "^", "label": "Pooled"},
 }
 REFERENCE_STYLE = {"color": "0.15", "marker": ".", "label": "Reference (all trials)"}
 

@@ -45,7 +45,7 @@ from .._defaults import INTERVAL_METHODS, METRICS
 from .._validation import check_k, check_level
 from ..data import Counts, as_group_columns, read_trials
 from ..estimators import combinatorial_estimate
-from ..registry import get_estimator
+from ..registry import get_estimator, shares_tasks
 from ..tables import recorded_warnings, result_rows
 from ._harness import (Cache, data_hash, execute, group_id, jobs_iv, positive_int,
                        protocol_methods, seeds_iv, stream)
@@ -74,7 +74,11 @@ ERROR_COLUMNS = ("seed", "m", "k", "metric", "method", "estimate", "lower", "upp
 FIT_COLUMNS = ("seed", "m", "n_components", "converged", "on_bound", "loglik", "bic",
                "bic_by_h", "seconds", "warnings", "error")
 
-_PROTOCOL_VERSION = 3
+#: Columns of the joint estimators' fits table.
+JOINT_FIT_COLUMNS = ("seed", "m", "method", "interval", "loglik", "bic", "converged", "detail",
+                     "seconds", "warnings", "error")
+
+_PROTOCOL_VERSION = 4
 
 GroupData = Counts | np.ndarray
 
@@ -211,14 +215,17 @@ def load_repeated(
     successes: Hashable | None = None,
     trials: Hashable | None = None,
     outcome: Hashable | None = None,
-) -> dict[tuple, GroupData]:
+    with_tasks: bool = False,
+) -> dict[tuple, Any]:
     """Read repeated-trial data per group, keeping single trials where they exist.
 
     :func:`passmix.read_trials` with the result always a dict (``()`` as the
     key without `group_by`): per group a :class:`~passmix.Counts` for a table
     of counts, or a tasks x trials float matrix of 0/1 outcomes (NaN: not run)
     for one row per attempt or one column per attempt, so the protocol can
-    permute the recorded trials.
+    permute the recorded trials. With ``with_tasks=True`` each value is a
+    pair ``(data, task labels)`` (a matrix's rows carry no labels, and a joint
+    estimator matches tasks across groups by them).
 
     Examples
     --------
@@ -231,7 +238,8 @@ def load_repeated(
            [0., 0.]])
     """
     out = read_trials(source, layout=layout, group_by=group_by, task=task,
-                      successes=successes, trials=trials, outcome=outcome)
+                      successes=successes, trials=trials, outcome=outcome,
+                      with_tasks=with_tasks)
     return out if isinstance(out, dict) else {(): out}
 
 
@@ -313,6 +321,11 @@ class RepeatedResult:
         Smallest number of recorded trials of a task over all groups.
     group_trials : dict
         Smallest number of recorded trials of a task, per group.
+    joint_fits : pandas.DataFrame
+        One row per (seed, m, joint estimator) (the pooled model fits every
+        group's subset at once): ``seed, m, method, interval, loglik, bic,
+        converged, detail, seconds, warnings, error``. Empty without joint
+        estimators.
     """
 
     errors: pd.DataFrame
@@ -323,6 +336,7 @@ class RepeatedResult:
     n_trials: int
     timings: dict[str, float] = field(default_factory=dict)
     group_trials: dict[tuple, int] = field(default_factory=dict)
+    joint_fits: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 # --------------------------------------------------------------------------
@@ -388,10 +402,84 @@ def _estimate_unit(sub: Counts, unit: _Unit, m: int) -> dict[str, Any]:
     return {"m": m, "rows": rows, "fit": info}
 
 
-def _run_unit(unit: _Unit) -> tuple[tuple, int, list[dict[str, Any]]]:
+def _run_unit(unit: _Unit | _JointUnit) -> tuple[tuple, int, list[dict[str, Any]]]:
     """One (group, seed): the nested subsets and every m's estimates (worker side)."""
+    if isinstance(unit, _JointUnit):
+        return _run_joint_unit(unit)
     subsets = nested_subsets(unit.data, unit.m, stream(unit.seed, unit.gid, 0))
     return unit.key, unit.seed, [_estimate_unit(subsets[m], unit, m) for m in unit.m]
+
+
+#: Cache key of the joint units (every group's data at once).
+_JOINT_KEY = ("__joint__",)
+
+
+@dataclass(frozen=True)
+class _JointUnit:
+    """One seed of the joint estimators: every group's subsets, fitted at once per m.
+
+    The subsets are the per-group units' own (the same random streams), so
+    joint and per-group estimators are compared on the same trials.
+    """
+
+    seed: int
+    m: tuple[int, ...]
+    groups: tuple[tuple[tuple, int, GroupData, np.ndarray, tuple[int, ...]], ...]
+    level: float
+    interval: str
+    methods: tuple[str, ...]
+
+
+def _run_joint_unit(unit: _JointUnit) -> tuple[tuple, int, list[dict[str, Any]]]:
+    subsets = {key: nested_subsets(data, unit.m, stream(unit.seed, gid, 0))
+               for key, gid, data, _, _ in unit.groups}
+    out = []
+    for m in unit.m:
+        counts = {key: Counts(subsets[key][m].successes, subsets[key][m].trials, tasks)
+                  for key, _, _, tasks, _ in unit.groups}
+        rows: dict[str, list] = {repr(key): [] for key in counts}
+        fits = []
+        for name in unit.methods:
+            est = get_estimator(name)
+            started = time.perf_counter()
+            info: dict[str, Any] = {"seed": unit.seed, "m": m, "method": name}
+            with recorded_warnings() as caught:
+                try:
+                    results = est(counts, seed=stream(unit.seed, 0, 2, m))
+                except (ValueError, RuntimeError) as err:
+                    results, info["error"] = None, f"{type(err).__name__}: {err}"
+                for key, _, _, _, ks in unit.groups:
+                    if results is None:
+                        rows[repr(key)].extend([unit.seed, m, int(k), metric, name, None, None,
+                                                None] for metric in METRICS for k in ks)
+                        continue
+                    result = results[key]
+                    # a joint estimator may lack the asked interval (the pooled model has
+                    # delta only): use its first, and say so in joint_fits
+                    methods = getattr(result, "interval_methods", INTERVAL_METHODS)
+                    interval = unit.interval if unit.interval in methods else methods[0]
+                    info["interval"] = interval
+                    part = result_rows(result, np.asarray(ks, dtype=np.int64), unit.level,
+                                       interval)
+                    rows[repr(key)].extend(
+                        [unit.seed, m, r["k"], r["metric"], name, r["estimate"],
+                         None if np.isnan(r["lower"]) else r["lower"],
+                         None if np.isnan(r["upper"]) else r["upper"]]
+                        for r in part if not np.isnan(r["estimate"]))
+                if results:
+                    # the joint fit's own facts: what every group's info agrees on
+                    infos = [r.info() for r in results.values()]
+                    shared = {k: v for k, v in infos[0].items()
+                              if all(i.get(k) == v for i in infos[1:])}
+                    info.update({k: shared.pop(k) for k in ("loglik", "bic", "converged")
+                                 if k in shared})
+                    info["detail"] = json.dumps(shared, default=str)
+            info["seconds"] = time.perf_counter() - started
+            info["warnings"] = " | ".join(dict.fromkeys(" ".join(str(w.message).split())
+                                                        for w in caught))
+            fits.append(info)
+        out.append({"m": m, "rows": rows, "fits": fits})
+    return _JOINT_KEY, unit.seed, out
 
 
 # --------------------------------------------------------------------------
@@ -448,6 +536,7 @@ def run_repeated(
     client: Any = None,
     cache_dir: str | os.PathLike | None = None,
     progress: bool = False,
+    tasks: Mapping[tuple, Sequence[Hashable]] | None = None,
 ) -> RepeatedResult:
     """Run the repeated-trial protocol: subsets, every method, error against the reference.
 
@@ -477,6 +566,10 @@ def run_repeated(
         Interval method of the mixture (:meth:`passmix.MixtureFit.interval`).
     methods : str or sequence of str, default "all"
         Registered estimators to run (:func:`passmix.register_estimator`).
+        ``"all"`` includes joint ones (the pooled model) when at least two
+        groups share a task. A joint estimator is fitted once per (seed, m)
+        on every group's subset, the same subsets the per-group estimators
+        see.
     jobs : int, default 1
         Worker processes (joblib's loky backend); ``-1`` for all cores. With
         `client`, the number of concurrent tasks (``-1``: as many as the
@@ -490,6 +583,11 @@ def run_repeated(
         with the same data and settings.
     progress : bool, default False
         Progress bar over (group, seed, m) on stderr.
+    tasks : dict of tuple to sequence, optional
+        Task labels of each group's rows, matching tasks across groups for
+        joint estimators (:func:`load_repeated` with ``with_tasks=True`` gives
+        them). Default: the labels of each group's Counts; a matrix's rows
+        share no task with another group's.
 
     Returns
     -------
@@ -510,7 +608,9 @@ def run_repeated(
     """
     data, cols = _groups_iv(groups, group_cols)
     level = check_level(level)
+    labels = _tasks_iv(tasks, data)
     full = {key: _full_counts(d) for key, d in data.items()}
+    labelled = {key: Counts(c.successes, c.trials, labels[key]) for key, c in full.items()}
     trials_of = {key: int(c.trials[c.trials > 0].min()) for key, c in full.items()}
     n_trials = min(trials_of.values())
     m_grid = default_m_grid(n_trials) if m is None else _grid_iv(m, "m")
@@ -528,13 +628,20 @@ def run_repeated(
                             max_components=positive_int(max_components, "max_components"),
                             n_init=positive_int(n_init, "n_init"),
                             interval=_interval_iv(interval),
-                            methods=_methods_iv(methods))
+                            methods=_methods_iv(methods, labelled))
     jobs = jobs_iv(jobs)
+    own = tuple(n for n in config.methods if not get_estimator(n).joint)
+    joint = tuple(n for n in config.methods if get_estimator(n).joint)
 
     started = time.perf_counter()
     references = _references(full, per_group, cols)
-    cache = Cache(cache_dir, config.cache_key(), {key: data_hash(key, d)
-                                                  for key, d in data.items()})
+    hashes = {key: data_hash(key, d) for key, d in data.items()}
+    if joint:
+        digest = hashlib.sha256(json.dumps(sorted(hashes.values())).encode())
+        for key in data:
+            digest.update(repr(labels[key].tolist()).encode())
+        hashes[_JOINT_KEY] = digest.hexdigest()[:16]
+    cache = Cache(cache_dir, config.cache_key(), hashes)
     units: dict[tuple, dict[str, Any]] = {}
     todo = []
     for key, d in data.items():
@@ -550,7 +657,22 @@ def run_repeated(
             if missing and per_group[key]:
                 todo.append(_Unit(key, gid, d, seed, tuple(missing), per_group[key],
                                   config.level, config.max_components, config.n_init,
-                                  config.interval, config.methods))
+                                  config.interval, own))
+    kept = {key: d for key, d in data.items() if per_group[key]}
+    for seed in config.seeds if joint else ():
+        missing = []
+        for budget in config.m:
+            hit = cache.read(_JOINT_KEY, f"seed{seed}_m{budget}")
+            if hit is None:
+                missing.append(budget)
+            else:
+                units[(_JOINT_KEY, seed, budget)] = hit
+        if missing:
+            # all groups enter the fit (they inform the shared difficulties), even
+            # those with no horizon to score
+            todo.insert(0, _JointUnit(seed, tuple(missing), tuple(
+                (key, group_id(key), d, labels[key], per_group[key]) for key, d in data.items()),
+                config.level, config.interval, joint))
 
     def keep(result: tuple[tuple, int, list[dict[str, Any]]]) -> int:
         key, seed, new_units = result
@@ -560,30 +682,53 @@ def run_repeated(
         return len(new_units)
 
     n_cached = len(units)
-    total = sum(1 for key in data if per_group[key]) * len(config.seeds) * len(config.m)
+    total = (len(kept) + bool(joint)) * len(config.seeds) * len(config.m)
     execute(_run_unit, todo, keep, jobs=jobs, client=client, progress=progress, total=total,
             done=n_cached, desc="passmix repeated")
-    kept = {key: d for key, d in data.items() if per_group[key]}
-    errors, fits = _assemble(units, kept, config, cols, references)
+    errors, fits, joint_fits = _assemble(units, kept, config, cols, references, bool(joint))
     return RepeatedResult(errors=errors, fits=fits, references=references, config=config,
                           group_cols=cols, n_trials=n_trials,
                           timings={"seconds": time.perf_counter() - started,
                                    "units_cached": n_cached, "units_computed": total - n_cached},
-                          group_trials=trials_of)
+                          group_trials=trials_of, joint_fits=joint_fits)
 
 
-def _methods_iv(methods: str | Sequence[str]) -> tuple[str, ...]:
+def _tasks_iv(tasks: Mapping[tuple, Sequence[Hashable]] | None,
+              data: dict[tuple, GroupData]) -> dict[tuple, np.ndarray]:
+    """Each group's task labels, one per row of its data."""
+    out = {}
+    for key, d in data.items():
+        n_rows = d.successes.size if isinstance(d, Counts) else d.shape[0]
+        if tasks is None or key not in tasks:
+            if tasks is not None and not isinstance(d, Counts):
+                raise ValueError(f"tasks has no labels for group {key!r}.")
+            # a matrix's rows are positions, not task identities: shared with no one
+            out[key] = (d.tasks if isinstance(d, Counts) else
+                        np.array([(key, j) for j in range(n_rows)] + [None], dtype=object)[:-1])
+            continue
+        labels = np.asarray(list(tasks[key]), dtype=object)
+        if labels.shape != (n_rows,):
+            raise ValueError(f"tasks for group {key!r}: {labels.size} labels for "
+                             f"{n_rows} tasks.")
+        out[key] = labels
+    return out
+
+
+def _methods_iv(methods: str | Sequence[str], groups: Mapping[tuple, Counts]
+                ) -> tuple[str, ...]:
     asked = [methods] if isinstance(methods, str) else list(methods)
+    shared = shares_tasks(groups)
     if "all" in asked:
-        return protocol_methods()
+        return protocol_methods(joint=shared)
     chosen = {get_estimator(name).name for name in asked}
     if not chosen:
         raise ValueError("methods is empty.")
     joint = sorted(n for n in chosen if get_estimator(n).joint)
-    if joint:
-        raise ValueError(f"{joint[0]!r} fits all groups at once; the repeated-trial harness "
-                         "runs per-group estimators only (so far).")
-    return tuple(n for n in protocol_methods() if n in chosen)
+    # one group alone is a one-system model (asked for by name, not by "all")
+    if joint and not shared and len(groups) > 1:
+        raise ValueError(f"{joint[0]!r} fits all groups at once on their shared tasks, and no "
+                         "two groups share a task (give tasks= labels to match them).")
+    return tuple(n for n in protocol_methods(joint=True) if n in chosen)
 
 
 def _warn_unreached(k_grid: tuple[int, ...], per_group: dict[tuple, tuple[int, ...]],
@@ -623,14 +768,18 @@ def _references(full: dict[tuple, Counts], per_group: dict[tuple, tuple[int, ...
 
 
 def _assemble(units: dict, data: dict, config: RepeatedConfig, cols: list[str],
-              references: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+              references: pd.DataFrame, joint: bool = False
+              ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     est_frames, fit_rows = [], []
     value_cols = ["seed", "m", "k", "metric", "method", "estimate", "lower", "upper"]
     for key in data:  # fixed order: groups, seeds, m as configured
         for seed in config.seeds:
             for budget in config.m:
                 unit = units[(key, seed, budget)]
-                frame = pd.DataFrame(unit["rows"], columns=value_cols)
+                rows = list(unit["rows"])
+                if joint:
+                    rows += units[(_JOINT_KEY, seed, budget)]["rows"][repr(key)]
+                frame = pd.DataFrame(rows, columns=value_cols)
                 for col, val in zip(cols, key):
                     frame.insert(len(frame.columns) - len(value_cols), col, val)
                 est_frames.append(frame)
@@ -656,7 +805,15 @@ def _assemble(units: dict, data: dict, config: RepeatedConfig, cols: list[str],
         if col not in fits.columns:
             fits[col] = None
     fits = fits[[*cols, *FIT_COLUMNS]].astype({"n_components": "Int64"})
-    return errors, fits
+    joint_rows = [row for seed in config.seeds for budget in config.m if joint
+                  for row in units[(_JOINT_KEY, seed, budget)]["fits"]]
+    joint_fits = pd.DataFrame(joint_rows)
+    for col in JOINT_FIT_COLUMNS if joint else ():
+        if col not in joint_fits.columns:
+            joint_fits[col] = None
+    if joint:
+        joint_fits = joint_fits[list(JOINT_FIT_COLUMNS)]
+    return errors, fits, joint_fits
 
 
 # --------------------------------------------------------------------------
@@ -700,7 +857,7 @@ def repeated_experiment(
         The data (see :func:`load_repeated`).
     out : path
         Output folder, created if needed. It receives ``errors.csv``,
-        ``fits.csv``, ``references.csv``, the summary tables (CSV),
+        ``fits.csv``, ``joint_fits.csv`` (with a joint estimator), ``references.csv``, the summary tables (CSV),
         ``report.md``, ``config.json`` and, with `figures`, PNG and PDF
         figures; the cache goes to ``out/cache/``.
     group_by, layout, task, successes, trials, outcome
@@ -728,15 +885,20 @@ def repeated_experiment(
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    groups = load_repeated(source, group_by=group_by, layout=layout, task=task,
-                           successes=successes, trials=trials, outcome=outcome)
+    loaded = load_repeated(source, group_by=group_by, layout=layout, task=task,
+                           successes=successes, trials=trials, outcome=outcome, with_tasks=True)
+    groups = {key: data for key, (data, _) in loaded.items()}
+    labels = {key: tasks for key, (_, tasks) in loaded.items()}
     cols = as_group_columns(group_by)
     result = run_repeated(groups, group_cols=cols, m=m, k=k, seeds=seeds, level=level,
                           max_components=max_components, n_init=n_init, interval=interval,
-                          methods=methods, jobs=jobs, client=client, cache_dir=out / "cache" if cache else None,
-                          progress=progress)
+                          methods=methods, jobs=jobs, client=client,
+                          cache_dir=out / "cache" if cache else None, progress=progress,
+                          tasks=labels)
     result.errors.to_csv(out / "errors.csv", index=False)
     result.fits.to_csv(out / "fits.csv", index=False)
+    if not result.joint_fits.empty:
+        result.joint_fits.to_csv(out / "joint_fits.csv", index=False)
     result.references.to_csv(out / "references.csv", index=False)
     source_name = source if not isinstance(source, pd.DataFrame) else "DataFrame"
     (out / "config.json").write_text(json.dumps({

@@ -92,7 +92,7 @@ def methods_present(errors: pd.DataFrame) -> list[str]:
     ['naive', 'mixture', 'mine']
     """
     present = set(errors["method"])
-    order = protocol_methods()
+    order = protocol_methods(joint=True)
     return [m for m in order if m in present] + sorted(present - set(order))
 
 
@@ -107,7 +107,7 @@ def _ordered(df: pd.DataFrame, by: Sequence[str]) -> pd.DataFrame:
     if "metric" in df:
         keys["metric"] = df["metric"].map(lambda v: _METRIC_ORDER.get(v, len(METRICS)))
     if "method" in df:
-        order = {m: i for i, m in enumerate(protocol_methods())}
+        order = {m: i for i, m in enumerate(protocol_methods(joint=True))}
         keys["method"] = df["method"].map(lambda v: order.get(v, len(order)))
     tmp = df.assign(**{f"_{c}": v for c, v in keys.items()})
     cols = [f"_{c}" if c in keys else c for c in by]
@@ -344,8 +344,8 @@ def bic_shares(fits: pd.DataFrame) -> pd.DataFrame:
 
 
 def coverage(errors: pd.DataFrame, by: Sequence[str] = ("metric", "regime"),
-             slack: float = COVERAGE_SLACK) -> pd.DataFrame:
-    """Share (percent) of mixture intervals that contain the reference.
+             slack: float = COVERAGE_SLACK, method: str = "mixture") -> pd.DataFrame:
+    """Share (percent) of a method's intervals that contain the reference.
 
     Parameters
     ----------
@@ -358,6 +358,8 @@ def coverage(errors: pd.DataFrame, by: Sequence[str] = ("metric", "regime"),
         `slack` of the interval as covered. Where reference and estimate are
         both ~0 (Pass^k at large k on a hard benchmark), strict containment
         compares numbers like 1e-40 and 1e-60, which says nothing in points.
+    method : str, default "mixture"
+        The estimator whose intervals are scored.
 
     Returns
     -------
@@ -365,7 +367,7 @@ def coverage(errors: pd.DataFrame, by: Sequence[str] = ("metric", "regime"),
         The `by` columns, coverage (percent, strict), coverage_slack
         (percent), mean_width (percentage points) and n_intervals.
     """
-    df = errors[(errors["method"] == "mixture") & errors["lower"].notna()]
+    df = errors[(errors["method"] == method) & errors["lower"].notna()]
     tol = slack / 100.0
     df = df.assign(regime=regime(df),
                    covered=(df["lower"] <= df["reference"]) & (df["reference"] <= df["upper"]),
@@ -479,6 +481,7 @@ def summary_tables(result: RepeatedResult, *, report_k: Sequence[int] | None = N
         "bic_shares": bic_shares(result.fits),
         "coverage": coverage(errors),
         "coverage_by_m": coverage(errors, by=("metric", "m")),
+        "coverage_pooled": coverage(errors, method="pooled"),
         "mae_by_group": mae_by_group(errors, ks),
         "fit_diagnostics": fit_diagnostics(result.fits),
     }
@@ -557,6 +560,8 @@ def write_report(result: RepeatedResult, out: str | os.PathLike, *,
     out.mkdir(parents=True, exist_ok=True)
     tables = summary_tables(result, report_k=report_k, report_m=report_m)
     for name, table in tables.items():
+        if name == "coverage_pooled" and table.empty:  # no pooled model was run
+            continue
         table.to_csv(out / f"{name}.csv", index=False)
     config, errors, fits = result.config, result.errors, result.fits
     gcols = result.group_cols
@@ -651,6 +656,9 @@ def write_report(result: RepeatedResult, out: str | os.PathLike, *,
               "1e-40 and 1e-60).", ""]
     lines += [markdown_table(tables["coverage"], digits=1), ""] if len(tables["coverage"]) \
         else ["No mixture intervals were run.", ""]
+    if len(tables["coverage_pooled"]):
+        lines += ["The pooled model's delta-method intervals (logit scale), scored the same "
+                  "way:", "", markdown_table(tables["coverage_pooled"], digits=1), ""]
 
     lines += ["## BIC choice of H (Figure 8)", "", "Share of fits (percent).", ""]
     lines += [markdown_table(tables["bic_shares"], digits=1), ""]
