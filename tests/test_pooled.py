@@ -8,6 +8,8 @@ each task's posterior for the metrics.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -79,6 +81,18 @@ class TestPanel:
         with pytest.raises(KeyError, match="unknown system"):
             Panel([[1]], [[2]], systems=["a"]).counts("b")
 
+    def test_tuple_labels_stay_labels(self):
+        """Multi-column group keys (tuples) label systems; they are not unpacked into a 2-d array."""
+        from passmix.pooled import fit_pooled_groups
+
+        rng = np.random.default_rng(2)
+        groups = {("gpt", "airline"): passmix.Counts(rng.binomial(4, 0.5, 12), np.full(12, 4)),
+                  ("gpt", "retail"): passmix.Counts(rng.binomial(4, 0.3, 12), np.full(12, 4))}
+        panel = Panel.from_counts(groups, unpack=False)
+        assert panel.systems.shape == (2,) and panel.index(("gpt", "retail")) == 1
+        one = fit_pooled_groups({("gpt", "airline"): groups[("gpt", "airline")]}, seed=0)
+        assert one[("gpt", "airline")].name == ("gpt", "airline")
+
     def test_inputs_not_mutated(self):
         y = np.array([[1, 2], [0, 1]])
         m = np.array([[3, 3], [3, 3]])
@@ -144,6 +158,24 @@ class TestLikelihood:
                     (obj.logp_dlogp(up)[0] - obj.logp_dlogp(down)[0]) / (2 * h),
                     rel=1e-5, abs=1e-6)
 
+    def test_normal_mixture_objective_matches_numpy(self, small_panel):
+        """H = 3 normals: the compiled graph (same one as H = 1) against a numpy mixture density."""
+        layout = _layout(small_panel)
+        obj = get_pooled_objective(layout, "normal", DEFAULT_GRID, n_components=3)
+        assert [s for _, s in obj.blocks] == [N_SYS, N_SYS, 3, 3, 2]
+        rng = np.random.default_rng(4)
+        z = rng.normal(scale=0.5, size=2 * N_SYS + 8)
+        a = z[:N_SYS] - z[:N_SYS].mean()
+        mean, log_sd = z[2 * N_SYS:2 * N_SYS + 3], z[2 * N_SYS + 3:2 * N_SYS + 6]
+        pi = np.exp(log_softmax(np.concatenate([[0.0], z[-2:]])))
+        dens = sum(pi[h] * stats.norm.pdf(DEFAULT_GRID, mean[h], np.exp(log_sd[h]))
+                   for h in range(3))
+        log_w = np.log(dens / dens.sum())
+        want = logsumexp(log_w + task_grid_loglik(layout, a, z[N_SYS:2 * N_SYS], DEFAULT_GRID),
+                         axis=1).sum()
+        assert obj.logp_dlogp(z)[0] == pytest.approx(want, rel=1e-10)
+        obj.set_data(layout, DEFAULT_GRID)  # back to one normal for the other tests
+
     def test_normal_quadrature_matches_integration(self, small_panel):
         """The grid sum for a normal G against integrating the difficulty out."""
         layout = _layout(small_panel)
@@ -202,6 +234,25 @@ class TestRecovery:
         near_high = w[np.abs(grid - 4.0) <= 0.75].sum()
         assert near_low == pytest.approx(0.4, abs=0.07)
         assert near_high == pytest.approx(0.6, abs=0.07)
+
+
+def test_mixture_of_normals_recovered_and_chosen_by_bic():
+    rng = np.random.default_rng(5)
+    n = 400
+    d = np.where(rng.random(n) < 0.4, rng.normal(-1, 0.7, n), rng.normal(4, 1.0, n))
+    a = np.array([-0.8, -0.3, 0.2, 0.9])
+    y, m, _ = simulate(rng, a - a.mean(), [50.0] * 4, d, 10)
+    fit = fit_pooled(Panel(y, m), max_components=3, seed=0)
+    table = fit.family_table
+    assert list(table["n_components"]) == [1, 2, 3]
+    assert fit.n_components == 2 and table.loc[table["selected"], "n_components"].item() == 2
+    assert_allclose(table["bic"], -2 * table["loglik"] + table["n_params"] * np.log(n))
+    mean = fit.params[2 * 4:2 * 4 + 2]
+    order = np.argsort(mean)
+    assert_allclose(mean[order], [-1.0, 4.0], atol=0.4)
+    pi = np.exp(log_softmax(np.concatenate([[0.0], fit.params[-1:]])))[order]
+    assert_allclose(pi, [0.4, 0.6], atol=0.06)
+    assert_allclose(fit.abilities, a - a.mean(), atol=0.25)
 
 
 class TestGridEM:
@@ -266,6 +317,36 @@ class TestMetrics:
         got = fit.system("a").metric("pass@k", [1, 5, 50])
         want = [np.mean(values[kk]) for kk in (1, 5, 50)]
         assert_allclose(got, want, atol=4e-3)
+
+    def test_task_variance_by_monte_carlo(self, small_panel):
+        """Var over each task's posterior of g(p), summed over tasks / J^2, against draws;
+        for AUC@k the bound (average of the Pass@h sds) is at least the drawn variance."""
+        fit = fit_pooled(small_panel, family="normal", seed=0)
+        r = fit.task_posterior()
+        rng = np.random.default_rng(1)
+        i, n = 2, 200_000
+        kappa = fit.concentrations[i]
+        y, m = small_panel.successes[i], small_panel.trials[i]
+        k = np.array([1, 4, 30])
+        draws = {"pass@k": [], "pass^k": [], "auc@k": []}
+        for j in range(r.shape[0]):
+            g = rng.choice(r.shape[1], size=n, p=r[j] / r[j].sum())
+            mu = expit(fit.abilities[i] - fit.grid[g])
+            p = rng.beta(mu * kappa + y[j], (1 - mu) * kappa + m[j] - y[j])[:, None]
+            draws["pass@k"].append(np.var(1 - (1 - p) ** k, axis=0))
+            draws["pass^k"].append(np.var(p ** k, axis=0))
+            auc = np.stack([np.mean(1 - (1 - p) ** np.arange(1, kk + 1), axis=1) for kk in k], 1)
+            draws["auc@k"].append(np.var(auc, axis=0))
+        n_tasks = r.shape[0]
+        for metric, per_task in draws.items():
+            want = np.sum(per_task, axis=0) / n_tasks ** 2
+            got = fit._task_variance(metric, k)[i]
+            if metric == "auc@k":
+                assert got[0] == pytest.approx(want[0], rel=0.06)  # k = 1 is Pass@1
+                assert np.all(got >= want * 0.95)
+                assert np.all(got <= want * 1.5)  # and not far above it
+            else:  # Monte Carlo: p^30's variance is heavy-tailed, a few percent of noise
+                assert_allclose(got, want, rtol=0.06)
 
     @pytest.mark.parametrize("metric", ["pass@k", "pass^k", "auc@k"])
     def test_delta_gradient_against_differences(self, simulated, metric):
@@ -457,3 +538,37 @@ def test_auto_family_picks_the_smaller_bic(small_panel):
     assert table.loc[table["selected"], "family"].item() == best
     # BIC from its parts: -2 loglik + n_params log J
     assert_allclose(table["bic"], -2 * table["loglik"] + table["n_params"] * np.log(4))
+
+
+@pytest.mark.slow
+def test_interval_coverage_by_simulation():
+    """95% delta intervals of the pooled model cover the simulated tasks' own metric 90-99%.
+
+    A reduced run of ``benchmarks/coverage_pooled.py`` (30 replicates, 5 systems x 150
+    tasks, m = 5): Pass@k and AUC@k at k = 1, 5, 25, pooled over systems and horizons.
+    """
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "coverage_pooled.py"
+    spec = importlib.util.spec_from_file_location("coverage_pooled", path)
+    study = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(study)
+    k = np.array([1, 5, 25])
+    covered = {"pass@k": [], "auc@k": []}
+    for rep in range(30):
+        rng = np.random.default_rng([2027, rep])
+        d = rng.normal(1.0, 1.5, 150)
+        mu = expit(study.ABILITY[:, None] - d[None, :])
+        p = rng.beta(mu * study.KAPPA[:, None], (1 - mu) * study.KAPPA[:, None])
+        y = rng.binomial(5, p)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = fit_pooled(Panel(y, np.full(y.shape, 5)), seed=rep)
+            for metric in covered:
+                table = fit.delta(metric, k)
+                true = study.truth(p, metric, k).ravel()
+                covered[metric].append((table["lower"] <= true) & (true <= table["upper"]))
+    for metric, hits in covered.items():
+        rate = np.mean(np.concatenate(hits))
+        assert 0.90 <= rate <= 0.99, (metric, rate)

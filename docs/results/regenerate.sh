@@ -16,6 +16,7 @@ passmix experiment repeated src/passmix/example_data/math_pythia_10k.csv --group
     --no-figures --title "MATH at m = 10 over seeds 0-8"
 passmix experiment repeated src/passmix/example_data/taubench_airline.csv \
     --group-by model,domain --out docs/results/taubench_airline --no-cache --quiet \
+    --method naive --method combinatorial --method mixture --method pooled \
     --title "tau-bench airline (gpt-4o, 4 trials per task)"
 passmix experiment repeated src/passmix/example_data/livecodebench.csv.gz \
     --group-by model --out docs/results/livecodebench --jobs 2 --no-cache --quiet \
@@ -25,3 +26,4 @@ for dir in math_10k math_10k_m10_9seeds taubench_airline livecodebench; do
     gzip -9 -n -f "docs/results/$dir/errors.csv"
     rm -f docs/results/"$dir"/*.pdf
 done
+python docs/results/pooled_summary.py

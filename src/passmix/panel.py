@@ -65,8 +65,8 @@ class Panel:
         self._m = np.stack([c.trials for c in rows])
         for arr in (self._y, self._m):
             arr.setflags(write=False)
-        self._systems = np.array(systems, dtype=object)
-        self._tasks = np.array(tasks, dtype=object)
+        self._systems = _object_array(systems)
+        self._tasks = _object_array(tasks)
         if not (self._m > 0).any():
             raise ValueError("no system ran any task (every m_ij is 0); nothing to fit.")
 
@@ -181,3 +181,11 @@ def as_panel(data: Any, system: Hashable | None = None, **kwargs: Any) -> Panel:
     if system is None:
         raise ValueError("name the system column (system=...) to read a table or file.")
     return Panel.read(data, system, **kwargs)
+
+
+def _object_array(labels: list) -> np.ndarray:
+    """Labels as a 1-d object array (np.array would turn tuple labels into a 2-d one)."""
+    out = np.empty(len(labels), dtype=object)
+    for i, label in enumerate(labels):
+        out[i] = label
+    return out

@@ -77,6 +77,7 @@ _BOUNDS = {
     "grid_logits": (-40.0, 0.0),
     "difficulty_mean": (-15.0, 20.0),
     "log_difficulty_sd": (np.log(0.3), np.log(20.0)),
+    "component_logits": (-12.0, 12.0),
 }
 # a grid point carries mass when its weight is above this (the BIC count)
 _SUPPORT = 1e-4
@@ -119,17 +120,25 @@ def _layout(panel: Panel) -> _Layout:
 # -- coordinates ------------------------------------------------------------------
 def _block_names(family: str) -> tuple[str, ...]:
     """The model's free variables, in order."""
-    tail = ("grid_logits",) if family == "grid" else ("difficulty_mean", "log_difficulty_sd")
+    tail = (("grid_logits",) if family == "grid"
+            else ("difficulty_mean", "log_difficulty_sd", "component_logits"))
     return ("ability", "log_concentration", *tail)
 
 
-def _blocks(family: str, n_systems: int, n_grid: int) -> list[tuple[str, int]]:
-    """The optimiser's coordinates: (name, size) of each free variable with any."""
+def _blocks(family: str, n_systems: int, n_grid: int, n_components: int = 1
+            ) -> list[tuple[str, int]]:
+    """The optimiser's coordinates: (name, size) of each free variable with any.
+
+    The normal family is a mixture of `n_components` normals: a mean and a
+    log-sd each, and ``n_components - 1`` logits of the mixing weights (the
+    first component's logit is 0).
+    """
     blocks = [("ability", n_systems), ("log_concentration", n_systems)]
     if family == "grid":
         blocks.append(("grid_logits", n_grid))
     else:
-        blocks += [("difficulty_mean", 1), ("log_difficulty_sd", 1)]
+        blocks += [("difficulty_mean", n_components), ("log_difficulty_sd", n_components),
+                   ("component_logits", n_components - 1)]
     return [(name, size) for name, size in blocks if size > 0]
 
 
@@ -148,8 +157,11 @@ def _abilities(free: np.ndarray) -> np.ndarray:
 def _log_grid_weights(family: str, parts: dict[str, np.ndarray], grid: np.ndarray):
     if family == "grid":
         return log_softmax(parts["grid_logits"])
-    mean, sd = parts["difficulty_mean"][0], np.exp(parts["log_difficulty_sd"][0])
-    return log_softmax(-0.5 * ((grid - mean) / sd) ** 2)
+    mean, log_sd = parts["difficulty_mean"], parts["log_difficulty_sd"]
+    log_pi = log_softmax(np.concatenate([[0.0], parts.get("component_logits", np.zeros(0))]))
+    dens = (log_pi[None, :] - log_sd[None, :]
+            - 0.5 * ((grid[:, None] - mean[None, :]) / np.exp(log_sd)[None, :]) ** 2)
+    return log_softmax(logsumexp(dens, axis=1))
 
 
 # -- the likelihood in numpy (posteriors, metrics, and the reference in tests) -----
@@ -171,13 +183,15 @@ def task_grid_loglik(layout: _Layout, a, log_kappa, grid) -> np.ndarray:
 
 
 # -- the PyMC model and its compiled objective -------------------------------------
-def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray = DEFAULT_GRID):
+def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray = DEFAULT_GRID,
+                       n_components: int = 1):
     """The PyMC model of the pooled likelihood (flat priors: its mode is the MLE).
 
     Data containers ``pair_y``, ``pair_failures``, ``pair_log_comb``,
-    ``incidence`` and ``grid``; free variables ``ability`` (I values, centred),
-    ``log_concentration`` (I) and ``grid_logits`` (G) or ``difficulty_mean``
-    and ``log_difficulty_sd``; deterministics ``abilities``,
+    ``incidence`` and ``grid`` (and ``components``, H zeros, for the normal
+    family); free variables ``ability`` (I values, centred),
+    ``log_concentration`` (I) and ``grid_logits`` (G) or ``difficulty_mean``,
+    ``log_difficulty_sd`` (H each) and ``component_logits`` (H - 1); deterministics ``abilities``,
     ``concentrations`` and ``grid_weights``. The sizes I and G are read from
     the data containers' shapes, so one compiled graph serves panels of any
     shape and any grid.
@@ -194,8 +208,11 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
         inc = pm.Data("incidence", layout.incidence)
         t = pm.Data("grid", np.asarray(grid, float))
         n_sys = inc.shape[1] // py.shape[0]
-        sizes = {"ability": n_sys, "log_concentration": n_sys, "grid_logits": t.shape[0],
-                 "difficulty_mean": 1, "log_difficulty_sd": 1}
+        sizes = {"ability": n_sys, "log_concentration": n_sys, "grid_logits": t.shape[0]}
+        if family != "grid":
+            comp = pm.Data("components", np.zeros(n_components))
+            sizes.update(difficulty_mean=comp.shape[0], log_difficulty_sd=comp.shape[0],
+                         component_logits=comp.shape[0] - 1)
         free = {name: pm.Flat(name, shape=(sizes[name],)) for name in _block_names(family)}
         # centred, not "the last is minus the sum of the others": every ability stays
         # within twice its coordinate's box, however many systems there are
@@ -204,8 +221,13 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
         if family == "grid":
             log_w = pt.special.log_softmax(free["grid_logits"])
         else:
-            sd = pt.exp(free["log_difficulty_sd"][0])
-            log_w = pt.special.log_softmax(-0.5 * ((t - free["difficulty_mean"][0]) / sd) ** 2)
+            log_sd = free["log_difficulty_sd"]
+            log_pi = pt.special.log_softmax(pt.concatenate([pt.zeros(1),
+                                                            free["component_logits"]]))
+            dens = (log_pi[None, :] - log_sd[None, :]
+                    - 0.5 * ((t[:, None] - free["difficulty_mean"][None, :])
+                             / pt.exp(log_sd)[None, :]) ** 2)
+            log_w = pt.special.log_softmax(pt.logsumexp(dens, axis=1))
         eta = a[:, None] - t[None, :]
         kappa = pt.exp(log_kappa)[:, None]
         alpha = kappa * pt.sigmoid(eta)
@@ -238,14 +260,17 @@ class PooledObjective:
     blocks: list = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
-    def set_data(self, layout: _Layout, grid: np.ndarray) -> None:
-        """Point the model at a panel and a grid (nothing recompiled)."""
+    def set_data(self, layout: _Layout, grid: np.ndarray, n_components: int = 1) -> None:
+        """Point the model at a panel, a grid and a number of normals (nothing recompiled)."""
         import pymc as pm
 
-        pm.set_data({"pair_y": layout.pair_y, "pair_failures": layout.pair_f,
-                     "pair_log_comb": layout.pair_log_comb, "incidence": layout.incidence,
-                     "grid": np.asarray(grid, dtype=float)}, model=self.model)
-        self.blocks = _blocks(self.family, layout.n_systems, len(grid))
+        values = {"pair_y": layout.pair_y, "pair_failures": layout.pair_f,
+                  "pair_log_comb": layout.pair_log_comb, "incidence": layout.incidence,
+                  "grid": np.asarray(grid, dtype=float)}
+        if self.family != "grid":
+            values["components"] = np.zeros(n_components)
+        pm.set_data(values, model=self.model)
+        self.blocks = _blocks(self.family, layout.n_systems, len(grid), n_components)
         self._sizes = [dict(self.blocks).get(name, 0) for name in _block_names(self.family)]
 
     def logp_dlogp(self, z: np.ndarray) -> tuple[float, np.ndarray]:
@@ -279,10 +304,11 @@ def _objective(family: str) -> PooledObjective:
     return PooledObjective(model, fn, family)
 
 
-def get_pooled_objective(layout: _Layout, family: str, grid: np.ndarray) -> PooledObjective:
+def get_pooled_objective(layout: _Layout, family: str, grid: np.ndarray,
+                         n_components: int = 1) -> PooledObjective:
     """The family's compiled objective (built once per process), set to `layout` and `grid`."""
     obj = _objective(family)
-    obj.set_data(layout, grid)
+    obj.set_data(layout, grid, n_components)
     return obj
 
 
@@ -313,8 +339,13 @@ def _starts(panel: Panel, family: str, grid: np.ndarray, blocks, n_init: int,
             w = dens / dens.sum() + 1e-3
             parts["grid_logits"] = np.log(w / w.max())
         else:
-            parts["difficulty_mean"] = np.array([d0.mean() + jitter * rng.standard_normal()])
-            parts["log_difficulty_sd"] = np.array([np.log(max(d0.std(), 0.5)) + jitter * 0.3])
+            # H normals at the crude difficulties' quantiles, each as wide as its share
+            n_comp = dict(blocks)["difficulty_mean"]
+            q = np.quantile(d0, (np.arange(n_comp) + 0.5) / n_comp)
+            parts["difficulty_mean"] = q + jitter * rng.standard_normal(n_comp)
+            parts["log_difficulty_sd"] = np.full(
+                n_comp, np.log(max(d0.std() / n_comp, 0.5)) + jitter * 0.3)
+            parts["component_logits"] = np.zeros(n_comp - 1)
         z = np.concatenate([parts[name] for name, _ in blocks])
         box = _box(blocks)
         starts.append(np.clip(z, box[:, 0] + 1e-9, box[:, 1] - 1e-9))
@@ -332,7 +363,7 @@ def _n_params(family: str, parts: dict[str, np.ndarray], n_systems: int) -> int:
     if family == "grid":
         w = np.exp(log_softmax(parts["grid_logits"]))
         return base + 2 * int((w > _SUPPORT).sum()) - 1
-    return base + 2
+    return base + 3 * parts["difficulty_mean"].size - 1
 
 
 @dataclass(frozen=True)
@@ -342,6 +373,7 @@ class _Candidate:
     parts: dict
     n_params: int
     bic: float
+    n_components: int = 1
 
 
 def em_grid_weights(scaled: np.ndarray, w: np.ndarray, max_iter: int = 2000,
@@ -428,13 +460,25 @@ def _maximize_grid(objective: PooledObjective, layout: _Layout, grid: np.ndarray
 
 
 def _fit_family(panel: Panel, layout: _Layout, family: str, grid: np.ndarray, n_init: int,
-                rng: np.random.Generator, warm: _Candidate | None = None) -> _Candidate:
-    objective = get_pooled_objective(layout, family, grid)
+                rng: np.random.Generator, warm: _Candidate | None = None,
+                n_components: int = 1) -> _Candidate:
+    objective = get_pooled_objective(layout, family, grid, n_components)
     blocks = objective.blocks
     box = _box(blocks)
     with objective.lock:
-        objective.set_data(layout, grid)
+        objective.set_data(layout, grid, n_components)
         starts = _starts(panel, family, grid, blocks, n_init, rng)
+        if family != "grid" and warm is not None:
+            # H normals split from the single normal's optimum: its abilities and
+            # concentrations, the means spread over its spread
+            mean = warm.parts["difficulty_mean"][0]
+            sd = np.exp(warm.parts["log_difficulty_sd"][0])
+            spread = np.linspace(-1.0, 1.0, n_components)
+            z = np.concatenate([warm.parts["ability"], warm.parts["log_concentration"],
+                                mean + sd * spread,
+                                np.full(n_components, np.log(sd / np.sqrt(n_components))),
+                                np.zeros(n_components - 1)])
+            starts = [np.clip(z, box[:, 0] + 1e-9, box[:, 1] - 1e-9), *starts]
         if family == "grid":
             if warm is not None:
                 # the normal family's optimum is close in abilities and concentrations,
@@ -458,7 +502,8 @@ def _fit_family(panel: Panel, layout: _Layout, family: str, grid: np.ndarray, n_
     parts = _split(best.params, blocks)
     k = _n_params(family, parts, layout.n_systems)
     n_obs = layout.n_tasks
-    return _Candidate(family, best, parts, k, -2.0 * best.loglik + k * np.log(n_obs))
+    return _Candidate(family, best, parts, k, -2.0 * best.loglik + k * np.log(n_obs),
+                      n_components)
 
 
 # -- results ------------------------------------------------------------------------
@@ -486,6 +531,9 @@ class PooledFit:
         Every family tried: log-likelihood, parameters counted, BIC, selected.
     params : numpy.ndarray
         The optimum's free coordinates.
+    n_components : int
+        Normals in the difficulty distribution (1 unless ``max_components``
+        let BIC choose more; 1 for the grid family).
     """
 
     panel: Panel
@@ -500,6 +548,7 @@ class PooledFit:
     family_table: pd.DataFrame
     params: np.ndarray
     _layout: _Layout = field(repr=False)
+    n_components: int = 1
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # -- the model's quantities ---------------------------------------------------
@@ -509,7 +558,8 @@ class PooledFit:
         return self.panel.systems
 
     def _coordinates(self, z: np.ndarray):
-        parts = _split(z, _blocks(self.family, self._layout.n_systems, self.grid.size))
+        parts = _split(z, _blocks(self.family, self._layout.n_systems, self.grid.size,
+                                  self.n_components))
         a = _abilities(parts["ability"])
         return a, parts["log_concentration"], _log_grid_weights(self.family, parts, self.grid)
 
@@ -617,9 +667,9 @@ class PooledFit:
     # -- uncertainty ------------------------------------------------------------------
     def _covariance(self) -> np.ndarray:
         if "cov" not in self._cache:
-            obj = get_pooled_objective(self._layout, self.family, self.grid)
+            obj = get_pooled_objective(self._layout, self.family, self.grid, self.n_components)
             with obj.lock:
-                obj.set_data(self._layout, self.grid)
+                obj.set_data(self._layout, self.grid, self.n_components)
                 free = ~at_bound(self.params, _box(obj.blocks)).any(axis=1)
                 cov = np.zeros((self.params.size,) * 2)
                 if free.any():
@@ -633,8 +683,12 @@ class PooledFit:
 
         The covariance is the inverse observed information of the free
         coordinates (grid weights driven to their lower bound are held
-        there, as the delta method holds any bounded coordinate); the
-        metric's gradient is taken by central differences.
+        there, as the delta method holds any bounded coordinate). To that
+        parameter variance is added the variance of the benchmark metric
+        given the parameters (each task's own success probability is known
+        only through its posterior; :meth:`_task_variance`), since the metric
+        is one of these tasks. Coverage is checked by simulation in
+        ``benchmarks/coverage_pooled.py`` and ``tests/test_pooled.py``.
         """
         metric = check_metric(metric)
         level = check_level(level)
@@ -663,13 +717,71 @@ class PooledFit:
         # rounding may put the estimate a hair outside expit of its own logit's interval
         lower = np.minimum(expit(centre - z_crit * se_logit), base)
         upper = np.maximum(expit(centre + z_crit * se_logit), base)
+        # The benchmark's metric is over these tasks' own success probabilities, which
+        # stay uncertain given the data even at known parameters: add that variance to
+        # each half-width in quadrature, on the probability scale (on the logit scale
+        # it is divided by M^2, which for a small Pass^k blows up to an interval of ~1)
+        sd_tasks = np.sqrt(self._task_variance(metric, k_arr))
+        lower = np.clip(base - np.hypot(base - lower, z_crit * sd_tasks), 0.0, base)
+        upper = np.clip(base + np.hypot(upper - base, z_crit * sd_tasks), base, 1.0)
         # the se on the probability scale: d expit = M (1 - M) d logit
-        se = base * (1 - base) * se_logit
+        se = np.hypot(base * (1 - base) * se_logit, sd_tasks)
         labels = self.systems
         frames = [pd.DataFrame({"system": [labels[i]] * k_arr.size, "metric": metric, "k": k_arr,
                                 "estimate": base[n], "se": se[n], "lower": lower[n],
                                 "upper": upper[n]}) for n, i in enumerate(rows)]
         return pd.concat(frames, ignore_index=True)
+
+    def _task_variance(self, metric: str, k_arr: np.ndarray) -> np.ndarray:
+        """(I, K) variance of each system's benchmark metric given the data, at the optimum.
+
+        Task j's success probability has a posterior (a mixture over the grid
+        of Beta components); the benchmark metric averages a function ``g``
+        of it over the J tasks, so its variance is ``sum_j Var_j(g) / J^2``.
+        Pass@k and Pass^k have ``Var(g)`` in closed form from Beta moments
+        (``E[(1 - p)^n]`` at ``n = k, 2k``; ``E[p^n]`` likewise). AUC@k
+        averages Pass@h over ``h <= k``, so its standard deviation per task is
+        at most the average of theirs: that bound is used, the average taken
+        over at most 24 log-spaced horizons (trapezoid rule).
+        """
+        r = self._posterior(None)
+        a, log_kappa, _ = self._coordinates(self.params)
+        n_tasks = r.shape[0]
+        out = np.empty((self._layout.n_systems, k_arr.size))
+        for i in range(self._layout.n_systems):
+            alpha, beta = _shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid)
+            pairs, member = self._pairs(i)
+            codes = np.argmax(member, axis=0)
+            a_c = alpha + pairs[0][:, None]                  # (pairs, G)
+            b_c = beta + (pairs[1] - pairs[0])[:, None]
+            base_ln = betaln(a_c, b_c)
+
+            def task_sd(h: np.ndarray, pass_hat: bool) -> np.ndarray:
+                """(J, len(h)) posterior sd of g over each task, for horizons h."""
+                h = h.astype(float)[None, None, :]
+                if pass_hat:
+                    m1 = np.exp(betaln(a_c[..., None] + h, b_c[..., None]) - base_ln[..., None])
+                    m2 = np.exp(betaln(a_c[..., None] + 2 * h, b_c[..., None])
+                                - base_ln[..., None])
+                else:
+                    m1 = np.exp(betaln(a_c[..., None], b_c[..., None] + h) - base_ln[..., None])
+                    m2 = np.exp(betaln(a_c[..., None], b_c[..., None] + 2 * h)
+                                - base_ln[..., None])
+                e1 = np.einsum("jg,jgk->jk", r, m1[codes])
+                e2 = np.einsum("jg,jgk->jk", r, m2[codes])
+                return np.sqrt(np.maximum(e2 - e1 ** 2, 0.0))
+
+            if metric == "auc@k":
+                sds = np.empty((n_tasks, k_arr.size))
+                for n, kv in enumerate(k_arr):
+                    h = np.unique(np.geomspace(1, kv, num=min(int(kv), 24)).round()).astype(int)
+                    sd_h = task_sd(h, False)
+                    sds[:, n] = (sd_h[:, 0] if h.size == 1 else
+                                 np.trapezoid(sd_h, h, axis=1) / max(h[-1] - h[0], 1))
+            else:
+                sds = task_sd(k_arr, metric == "pass^k")
+            out[i] = (sds ** 2).sum(axis=0) / n_tasks ** 2
+        return out
 
     def _logit_gradients(self, metric: str, k_arr: np.ndarray, active: np.ndarray):
         """(C, I, K) gradients of every system's metric logit in the free coordinates, and logits.
@@ -739,7 +851,8 @@ class PooledFit:
 
     def info(self) -> dict[str, Any]:
         """Estimator, difficulty family, log-likelihood, BIC and convergence."""
-        return {"estimator": "pooled", "family": self.family, "loglik": self.loglik,
+        return {"estimator": "pooled", "family": self.family,
+                "n_components": self.n_components, "loglik": self.loglik,
                 "bic": self.bic, "converged": self.converged,
                 "n_systems": self._layout.n_systems, "n_tasks": self._layout.n_tasks}
 
@@ -831,16 +944,17 @@ def fit_pooled_groups(groups: Mapping[tuple, Counts], seed=None) -> dict[tuple, 
 
     The joint estimator behind ``method="pooled"`` in
     :func:`passmix.estimate_table` and the command line: returns each group
-    key's :class:`PooledSystem`.
+    key's :class:`PooledSystem`. One group is a one-system model (a
+    difficulty distribution with the Beta-binomial layer), nothing pooled.
     """
-    if len(groups) < 2:
-        raise ValueError("the pooled model needs at least two groups (systems) sharing tasks.")
+    if not groups:
+        raise ValueError("the pooled model needs at least one group.")
     result = fit_pooled(Panel.from_counts(groups, unpack=False), seed=seed)
     return {key: result.system(key) for key in groups}
 
 
 def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: int = 3,
-               seed=None, **read_kwargs) -> PooledFit:
+               max_components: int = 1, seed=None, **read_kwargs) -> PooledFit:
     """Fit the pooled model to many systems on shared tasks by marginal maximum likelihood.
 
     Parameters
@@ -853,9 +967,9 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     system : str, optional
         The system column of a table or file.
     family : {"normal", "grid", "auto"}, default "normal"
-        The task-difficulty distribution: a normal, or nonparametric on the
-        grid; ``"auto"`` fits both and BIC picks one
-        (:attr:`PooledFit.family_table`). The grid family's weights are
+        The task-difficulty distribution: a normal (or a mixture of normals,
+        see `max_components`), or nonparametric on the grid; ``"auto"`` fits
+        both and BIC picks one (:attr:`PooledFit.family_table`). The grid family's weights are
         profiled out by EM (:func:`em_grid_weights`) and it starts from the
         normal family's optimum, which is always fitted first; it costs a few
         times the normal's (``benchmarks/bench_pooled.py``).
@@ -864,6 +978,10 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     n_init : int, default 3
         Starts per family (the first from crude per-system and per-task rates,
         the others jittered).
+    max_components : int, default 1
+        The normal family is a mixture of H = 1 .. `max_components` normals,
+        H chosen by BIC (each H > 1 also starts from the single normal's
+        optimum, split). Each H costs about one more normal fit.
     seed : int or numpy.random.Generator, optional
         Seed of the jittered starts.
     **read_kwargs
@@ -899,14 +1017,25 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     rng = np.random.default_rng(check_seed(seed))
     if int(n_init) != n_init or n_init < 1:
         raise ValueError(f"n_init must be a whole number >= 1, got {n_init!r}.")
+    if isinstance(max_components, bool) or int(max_components) != max_components \
+            or not 1 <= max_components <= 6:
+        raise ValueError(f"max_components must be a whole number in 1..6, got "
+                         f"{max_components!r}.")
     layout = _layout(panel)
     normal = _fit_family(panel, layout, "normal", grid, int(n_init), rng)
     candidates = [normal] if "normal" in families else []
+    if "normal" in families:
+        candidates += [_fit_family(panel, layout, "normal", grid, int(n_init), rng, warm=normal,
+                                   n_components=h) for h in range(2, int(max_components) + 1)]
     if "grid" in families:
         candidates.append(_fit_family(panel, layout, "grid", grid, int(n_init), rng, warm=normal))
-    best = min(candidates, key=lambda c: c.bic)
+    # ties (within 1e-6 relative) go to the simpler model, as in passmix.fit
+    lowest = min(c.bic for c in candidates)
+    best = min((c for c in candidates if c.bic <= lowest + 1e-6 * max(1.0, abs(lowest))),
+               key=lambda c: c.n_params)
     table = pd.DataFrame({
         "family": [c.family for c in candidates],
+        "n_components": [c.n_components if c.family != "grid" else pd.NA for c in candidates],
         "loglik": [c.optimum.loglik for c in candidates],
         "n_params": [c.n_params for c in candidates],
         "bic": [c.bic for c in candidates],
@@ -919,4 +1048,5 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
                      concentrations=np.exp(parts["log_concentration"]),
                      grid_weights=np.exp(_log_grid_weights(best.family, parts, grid)),
                      loglik=best.optimum.loglik, bic=best.bic, converged=best.optimum.converged,
-                     family_table=table, params=best.optimum.params, _layout=layout)
+                     family_table=table, params=best.optimum.params, _layout=layout,
+                     n_components=best.n_components)
