@@ -647,30 +647,18 @@ def run_repeated(
     for key, d in data.items():
         gid = group_id(key)
         for seed in config.seeds:
-            missing = []
-            for budget in config.m:
-                hit = cache.read(key, f"seed{seed}_m{budget}")
-                if hit is None:
-                    missing.append(budget)
-                else:
-                    units[(key, seed, budget)] = hit
+            missing = _from_cache(cache, units, key, seed, config.m)
             if missing and per_group[key]:
-                todo.append(_Unit(key, gid, d, seed, tuple(missing), per_group[key],
+                todo.append(_Unit(key, gid, d, seed, missing, per_group[key],
                                   config.level, config.max_components, config.n_init,
                                   config.interval, own))
     kept = {key: d for key, d in data.items() if per_group[key]}
     for seed in config.seeds if joint else ():
-        missing = []
-        for budget in config.m:
-            hit = cache.read(_JOINT_KEY, f"seed{seed}_m{budget}")
-            if hit is None:
-                missing.append(budget)
-            else:
-                units[(_JOINT_KEY, seed, budget)] = hit
+        missing = _from_cache(cache, units, _JOINT_KEY, seed, config.m)
         if missing:
             # all groups enter the fit (they inform the shared difficulties), even
             # those with no horizon to score
-            todo.insert(0, _JointUnit(seed, tuple(missing), tuple(
+            todo.insert(0, _JointUnit(seed, missing, tuple(
                 (key, group_id(key), d, labels[key], per_group[key]) for key, d in data.items()),
                 config.level, config.interval, joint))
 
@@ -691,6 +679,19 @@ def run_repeated(
                           timings={"seconds": time.perf_counter() - started,
                                    "units_cached": n_cached, "units_computed": total - n_cached},
                           group_trials=trials_of, joint_fits=joint_fits)
+
+
+def _from_cache(cache: Cache, units: dict, key: tuple, seed: int,
+                budgets: tuple[int, ...]) -> tuple[int, ...]:
+    """Put the cached (key, seed, m) units into `units`; return the budgets still to run."""
+    missing = []
+    for budget in budgets:
+        hit = cache.read(key, f"seed{seed}_m{budget}")
+        if hit is None:
+            missing.append(budget)
+        else:
+            units[(key, seed, budget)] = hit
+    return tuple(missing)
 
 
 def _tasks_iv(tasks: Mapping[tuple, Sequence[Hashable]] | None,
