@@ -22,8 +22,13 @@ passmix experiment repeated src/passmix/example_data/livecodebench.csv.gz \
     --group-by model --out docs/results/livecodebench --jobs 2 --no-cache --quiet \
     --title "LiveCodeBench 2024-04-17 (43 models, 10 samples per problem)"
 
-for dir in math_10k math_10k_m10_9seeds taubench_airline livecodebench; do
+passmix experiment scaling src/passmix/example_data/math_pythia_10k.csv --group-by model \
+    --seeds 9 --out docs/results/scaling_math_10k --jobs 2 --no-cache --quiet \
+    --title "Pass@k scaling on Large Language Monkeys MATH (Pythia, 10,000 samples per problem)"
+
+for dir in math_10k math_10k_m10_9seeds taubench_airline livecodebench scaling_math_10k; do
     gzip -9 -n -f "docs/results/$dir/errors.csv"
     rm -f docs/results/"$dir"/*.pdf
 done
+gzip -9 -n -f docs/results/scaling_math_10k/allocations.csv
 python docs/results/pooled_summary.py

@@ -4,6 +4,8 @@ Fit a Beta mixture to per-task success counts and read off Pass@k, Pass^k and
 AUC@k at any horizon, with profile-likelihood or delta-method intervals, next
 to the naive and unbiased estimators and any estimator registered with
 :func:`register_estimator`. Many systems on shared tasks: :func:`fit_pooled`.
+Spend a budget of attempts well and stop when precise enough: :func:`evaluate`
+(samplers and the Pass@k scaling baselines in :mod:`passmix.scaling`).
 """
 
 from ._validation import METRICS, DegenerateDataWarning, FitWarning, PosteriorWarning
@@ -24,6 +26,7 @@ __version__ = "0.1.0"
 # ``import passmix`` (and the command line) stays light.
 _LAZY = {name: ".posterior" for name in
          ("compare_intervals", "credible_interval", "posterior_metrics", "sample")}
+_LAZY.update({name: ".scaling.loop" for name in ("EvaluationResult", "evaluate")})
 
 
 def __getattr__(name: str):
@@ -47,6 +50,7 @@ __all__ = [
     "DegenerateDataWarning",
     "DeltaMethodResult",
     "DirectEstimate",
+    "EvaluationResult",
     "FittedResult",
     "FitWarning",
     "MixtureFit",
@@ -61,6 +65,7 @@ __all__ = [
     "direct_estimate",
     "estimate_table",
     "estimator_names",
+    "evaluate",
     "fit",
     "fit_pooled",
     "metric_value",

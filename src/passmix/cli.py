@@ -372,13 +372,7 @@ def repeated(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...
     with _warnings_as_lines(), contextlib.ExitStack() as stack:
         try:
             if scheduler is not None:
-                try:
-                    from dask.distributed import Client
-                except ImportError:
-                    raise click.ClickException(
-                        "--scheduler needs dask.distributed: pip install 'passmix[dask]'."
-                    ) from None
-                client = stack.enter_context(Client(scheduler))
+                client = stack.enter_context(_dask_client(scheduler))
             result = repeated_experiment(
                 data, out, group_by=group_cols or None, layout=layout.lower(), task=task,
                 successes=successes, trials=trials, outcome=outcome, m=m, k=k,
@@ -395,6 +389,95 @@ def repeated(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...
     click.echo(f"{len(result.errors)} rows from {len(result.fits)} fits "
                f"({t['units_cached']} cached) in {t['seconds']:.1f} s; report: "
                f"{out / 'report.md'}")
+
+
+_SCALING_SAMPLERS = ("uniform", "dynamic", "adaptive")
+
+
+@experiment.command(context_settings={"show_default": True})
+@click.argument("data", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--out", "-o", "out", required=True,
+              type=click.Path(file_okay=False, writable=True, path_type=Path),
+              help="Output folder: errors.csv, ranking.csv, allocations.csv, report.md, "
+                   "figures, cache/.")
+@click.option("--group-by", "group_by", multiple=True, metavar="COLS",
+              help="Column(s) identifying groups (e.g. model), comma-separated.")
+@click.option("--budget", "budgets", type=HorizonList(), default="10,78", metavar="B[,B...]",
+              help="Budgets: attempts per task on average (B/n).")
+@click.option("--k", "k", type=HorizonList(), default="100,1000", help="Horizons.")
+@click.option("--seeds", type=click.IntRange(min=1), default=3, help="Number of seeds.")
+@click.option("--sampler", "samplers", multiple=True,
+              type=click.Choice(_SCALING_SAMPLERS, case_sensitive=False),
+              help="Samplers (repeat the option). [default: all three]")
+@click.option("--estimator", "estimators", multiple=True, type=MethodName(),
+              help="Predictors (repeat the option). [default: beta_binomial, mixture, "
+                   "scaled_beta_binomial, discretized_beta, loglog]")
+@click.option("--batch-size", type=click.IntRange(min=1), default=1,
+              help="Attempts a sampler picks at once.")
+@click.option("--jobs", "-j", type=click.IntRange(min=-1), default=1,
+              help="Parallel worker processes (-1: all cores).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run on this Dask scheduler (e.g. tcp://host:8786) instead of local "
+                   "processes; needs passmix[dask].")
+@click.option("--title", default=None, help="Title of the report.")
+@_column_options
+@click.option("--no-figures", is_flag=True, help="Skip the figures.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write DIR/cache/.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def scaling(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...],
+            budgets: tuple[int, ...], k: tuple[int, ...], seeds: int,
+            samplers: tuple[str, ...], estimators: tuple[str, ...], batch_size: int,
+            jobs: int, scheduler: str | None, title: str | None, task: str | None,
+            successes: str | None,
+            trials: str | None, outcome: str | None, no_figures: bool, no_cache: bool,
+            quiet: bool) -> None:
+    """Pass@k scaling protocol (second paper) on DATA: many records per task, replayed.
+
+    Per group, seed, budget and sampler, spends B/n attempts per task on
+    average, drawing each task's recorded outcomes without replacement as the
+    sampler picks tasks; fits every predictor to the counts gathered; and
+    compares its Pass@k with the unbiased Pass@k of all records, in points.
+    Writes errors.csv, ranking.csv, allocations.csv, report.md and figures.
+
+    \b
+    Examples:
+      passmix experiment scaling math_10k.csv --group-by model --out results/scaling
+      passmix experiment scaling math_10k.csv --group-by model --budget 10,78 \\
+          --k 100,1000 --sampler uniform --sampler adaptive --jobs 2 --out results/s
+    """
+    if jobs == 0:
+        raise click.BadParameter("must be -1 or >= 1.", ctx, param_hint="'--jobs'")
+    from .experiments.scaling import PREDICTORS
+    from .experiments.scaling_report import scaling_experiment
+
+    columns = {name: v for name, v in (("task", task), ("successes", successes),
+                                        ("trials", trials), ("outcome", outcome)) if v}
+    with _warnings_as_lines(), contextlib.ExitStack() as stack:
+        try:
+            client = None if scheduler is None else stack.enter_context(_dask_client(scheduler))
+            result = scaling_experiment(
+                data, out, group_by=_split_columns(group_by) or None, budgets=budgets, k=k,
+                seeds=seeds, samplers=tuple(s.lower() for s in samplers) or _SCALING_SAMPLERS,
+                estimators=tuple(estimators) or PREDICTORS, batch_size=batch_size, jobs=jobs,
+                client=client, cache=not no_cache, figures=not no_figures, title=title,
+                command=_command_line(ctx), progress=not quiet and _is_tty(sys.stderr),
+                **columns)
+        except _INPUT_ERRORS as err:
+            raise click.ClickException(_message(err)) from None
+    t = result.timings
+    click.echo(f"{len(result.errors)} rows from {t['units']} runs ({t['units_cached']} "
+               f"cached) in {t['seconds']:.1f} s; report: {out / 'report.md'}")
+
+
+def _dask_client(address: str):
+    """A Dask client of the scheduler at `address` (a context manager)."""
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise click.ClickException(
+            "--scheduler needs dask.distributed: pip install 'passmix[dask]'.") from None
+    return Client(address)
 
 
 def _command_line(ctx: click.Context) -> str:

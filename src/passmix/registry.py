@@ -13,8 +13,11 @@ returns a mapping of the same keys to fitted results. It runs only where at
 least two groups share a task (``"all"`` leaves it out otherwise).
 
 Built in, in this order: ``mixture`` (:func:`passmix.fit`), ``naive`` and
-``combinatorial`` (:class:`passmix.results.DirectEstimate`), and the joint
-``pooled`` (:func:`passmix.fit_pooled`).
+``combinatorial`` (:class:`passmix.results.DirectEstimate`), the joint
+``pooled`` (:func:`passmix.fit_pooled`), and the Pass@k scaling predictors,
+which ``"all"`` leaves out (name them to run them): ``beta_binomial`` (the
+core fit with H = 1), ``loglog``, ``discretized_beta`` and
+``scaled_beta_binomial`` (:mod:`passmix.scaling.predictors`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,8 @@ class Estimator:
         One line for ``--help``.
     joint : bool
         Fits all groups at once (see the module docstring).
+    in_all : bool
+        Chosen by ``"all"`` (the scaling baselines are not: name them).
     """
 
     name: str
@@ -58,6 +63,7 @@ class Estimator:
     options: tuple[str, ...] = ()
     description: str = ""
     joint: bool = False
+    in_all: bool = True
 
     def __call__(self, counts: Counts | Mapping[tuple, Counts], **options: Any) -> Any:
         """Fit `counts` (all groups' for a joint estimator), passing on the options it takes."""
@@ -69,7 +75,8 @@ _REGISTRY: dict[str, Estimator] = {}
 
 def register_estimator(name: str, fit: Callable[..., Any], *,
                        options: Sequence[str] = (), description: str = "",
-                       replace: bool = False, joint: bool = False) -> Estimator:
+                       replace: bool = False, joint: bool = False,
+                       in_all: bool = True) -> Estimator:
     """Add an estimator to the registry.
 
     Parameters
@@ -87,6 +94,8 @@ def register_estimator(name: str, fit: Callable[..., Any], *,
     joint : bool, default False
         `fit` takes every group's counts at once (a mapping of group key to
         Counts) and returns a mapping of the same keys to fitted results.
+    in_all : bool, default True
+        ``"all"`` selects it; otherwise it runs only when named.
 
     Returns
     -------
@@ -112,7 +121,7 @@ def register_estimator(name: str, fit: Callable[..., Any], *,
     if name in _REGISTRY and not replace:
         raise ValueError(f"an estimator named {name!r} is registered already; pass "
                          f"replace=True to replace it.")
-    est = Estimator(name, fit, tuple(options), description, bool(joint))
+    est = Estimator(name, fit, tuple(options), description, bool(joint), bool(in_all))
     _REGISTRY[name] = est
     return est
 
@@ -148,7 +157,7 @@ def resolve_methods(method: str | Sequence[str]) -> list[str]:
     for name in asked:
         key = name.lower() if isinstance(name, str) else name
         if key == "all":
-            chosen.update(_REGISTRY)
+            chosen.update(n for n, e in _REGISTRY.items() if e.in_all)
         else:
             chosen.add(get_estimator(key).name)
     return [name for name in _REGISTRY if name in chosen]
@@ -163,6 +172,32 @@ register_estimator("combinatorial", lambda counts: DirectEstimate(counts, "combi
 register_estimator("pooled", fit_pooled_groups, options=("seed",), joint=True,
                    description="one model of all groups on their shared tasks "
                                "(passmix.fit_pooled)")
+
+
+def _fit_beta_binomial(counts, seed=None, n_init: int = 10):
+    return fit(counts, n_components=1, seed=seed, n_init=n_init)
+
+
+def _scaling(name: str):
+    """A scaling baseline, imported on first use (scipy.optimize stays out of ``import passmix``)."""
+    def fit_baseline(counts):
+        from .scaling import predictors
+
+        return getattr(predictors, f"fit_{name}")(counts)
+
+    fit_baseline.__name__ = f"fit_{name}"
+    return fit_baseline
+
+
+register_estimator("beta_binomial", _fit_beta_binomial, options=("seed", "n_init"),
+                   in_all=False,
+                   description="the core fit with one component (the second paper's predictor)")
+register_estimator("loglog", _scaling("loglog"), in_all=False,
+                   description="scaling baseline: log-log regression of Pass@k, clipped at 1")
+register_estimator("discretized_beta", _scaling("discretized_beta"), in_all=False,
+                   description="scaling baseline: Schaeffer et al.'s discretized scaled Beta")
+register_estimator("scaled_beta_binomial", _scaling("scaled_beta_binomial"), in_all=False,
+                   description="scaling baseline: scaled beta-binomial by maximum likelihood")
 _BUILT_IN = tuple(_REGISTRY)
 
 

@@ -14,6 +14,10 @@ counts into a *fitted result*, an object with four methods:
 ``info()``
     a dict describing the fit, with at least ``"estimator"``.
 
+A result that defines only some of the metrics (the Pass@k scaling
+baselines) lists them in a ``metrics`` attribute, raises ValueError for the
+others, and gives NaN for them in ``summary()``.
+
 Tables, the command line and the experiment harness use only these, so a new
 estimator reaches them all by registering (:func:`passmix.register_estimator`).
 :class:`~passmix.MixtureFit` is one; :class:`DirectEstimate` wraps the naive
@@ -56,6 +60,16 @@ class FittedResult(Protocol):
 
 
 _DIRECT = {"naive": naive_estimate, "combinatorial": combinatorial_estimate}
+
+
+def no_interval(metric: str, k, level: float) -> ConfidenceInterval:
+    """NaN ends, for estimators that give no interval (the arguments are still validated)."""
+    check_metric(metric)
+    k_arr, scalar = check_k(k)
+    check_level(level)
+    if scalar:
+        return ConfidenceInterval(np.nan, np.nan)
+    return ConfidenceInterval(np.full(k_arr.size, np.nan), np.full(k_arr.size, np.nan))
 
 
 @dataclass(frozen=True)
@@ -110,12 +124,7 @@ class DirectEstimate:
     def interval(self, metric: str, k, level: float = LEVEL, *, method: str | None = None
                  ) -> ConfidenceInterval:
         """No interval: NaN ends (the arguments are still validated)."""
-        check_metric(metric)
-        k_arr, scalar = check_k(k)
-        check_level(level)
-        if scalar:
-            return ConfidenceInterval(np.nan, np.nan)
-        return ConfidenceInterval(np.full(k_arr.size, np.nan), np.full(k_arr.size, np.nan))
+        return no_interval(metric, k, level)
 
     def summary(self, k=SUMMARY_K, level: float = LEVEL, *, method: str | None = None
                 ) -> pd.DataFrame:

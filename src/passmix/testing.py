@@ -7,8 +7,10 @@ result behaves as :mod:`passmix.results` says a fitted result must: the four
 methods, their types and shapes, estimates in [0, 1] obeying the orderings
 every estimator of these metrics obeys, intervals that bracket their
 estimate, clear errors for a bad metric or horizon, no input mutated, and
-the same answer for the same seed. Tables, the CLI and the harness rely on
-nothing else.
+the same answer for the same seed. A result that defines only some metrics
+says which in a ``metrics`` attribute; it must raise ValueError for the
+others and give NaN for them in ``summary()``. Tables, the CLI and the
+harness rely on nothing else.
 """
 
 from __future__ import annotations
@@ -97,7 +99,17 @@ def _check_result(name: str, result: FittedResult, counts: Counts) -> None:
     assert _close_or_below(at["pass^k"], at["auc@k"]) and _close_or_below(
         at["auc@k"], at["pass@k"]), f"{name}: Pass^k <= AUC@k <= Pass@k fails"
 
+    defined = tuple(getattr(result, "metrics", METRICS))
     for metric in METRICS:
+        if metric not in defined:
+            assert table.loc[table["metric"] == metric, "estimate"].isna().all(), (
+                f"{name}: summary() must give NaN for {metric}, which it does not define")
+            try:
+                result.metric(metric, 2)
+            except ValueError:
+                continue
+            raise AssertionError(f"{name}: metric() must raise ValueError for {metric}, "
+                                 f"which it does not define")
         scalar = result.metric(metric, 2)
         assert isinstance(scalar, float), f"{name}: metric() at a scalar k must be a float"
         array = result.metric(metric, [1, 2])

@@ -6,7 +6,10 @@ turns its errors into the paper's tables and a Markdown report;
 :mod:`~passmix.experiments.figures` draws its figures;
 :mod:`~passmix.experiments.coverage` measures the coverage of intervals. What
 the protocols share (seed streams, cache, executor) is in
-:mod:`~passmix.experiments._harness`.
+:mod:`~passmix.experiments._harness`. :mod:`~passmix.experiments.scaling`
+runs the second paper's Pass@k scaling protocol (samplers x predictors on
+replayed records or oracle populations), and
+:mod:`~passmix.experiments.scaling_report` writes its report and figures.
 """
 
 from ._harness import group_id
@@ -21,12 +24,14 @@ from .repeated import (
     run_repeated,
 )
 from .report import summary_tables, write_report
+from .scaling import ScalingResult, run_scaling
 
 __all__ = [
     "PAPER_K",
     "PAPER_M",
     "RepeatedConfig",
     "RepeatedResult",
+    "ScalingResult",
     "default_k_grid",
     "default_m_grid",
     "group_id",
@@ -35,6 +40,7 @@ __all__ = [
     "protocol_methods",
     "repeated_experiment",
     "run_repeated",
+    "run_scaling",
     "summary_tables",
     "write_report",
 ]

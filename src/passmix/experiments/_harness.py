@@ -84,7 +84,8 @@ def protocol_methods(joint: bool = False) -> tuple[str, ...]:
     >>> "pooled" in protocol_methods(joint=True)
     True
     """
-    names = [n for n in estimator_names() if not get_estimator(n).joint]
+    names = [n for n in estimator_names()
+             if not get_estimator(n).joint and get_estimator(n).in_all]
     ordered = [n for n in _BASELINES if n in names] + [n for n in names if n not in _BASELINES]
     if joint:
         ordered += [n for n in estimator_names() if get_estimator(n).joint]

@@ -1,0 +1,373 @@
+"""The evaluation loop: spend a budget of attempts on a system, refit, stop when precise enough.
+
+:func:`evaluate` calls the user's ``attempt(task)`` as a sampler picks tasks,
+refits a predictor every so often, records the estimate and interval of the
+target metric at the target horizon, and stops when the budget is spent or
+the interval's half-width falls below a target (a sequential stopping rule).
+A failing attempt is recorded as a failure or retried; an interrupted run
+returns what it has. The returned :class:`EvaluationResult` resumes.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._defaults import LEVEL
+from .._validation import check_k, check_level, check_metric, check_seed
+from ..data import Counts
+from .samplers import AdaptiveSampler, Sampler, make_sampler
+
+__all__ = ["EvaluationError", "EvaluationResult", "evaluate"]
+
+TRAJECTORY_COLUMNS = ("attempts", "estimate", "lower", "upper", "halfwidth")
+ON_ERROR = ("fail", "retry", "raise")
+
+
+class EvaluationError(RuntimeError):
+    """`attempt` raised and ``on_error`` said to stop; ``.result`` holds everything so far."""
+
+    def __init__(self, message: str, result: EvaluationResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass(frozen=True)
+class EvaluationResult:
+    """What :func:`evaluate` spent, saw and concluded.
+
+    Attributes
+    ----------
+    fit : FittedResult
+        The predictor's last fit.
+    counts : Counts
+        Successes and attempts per task, labelled with the tasks.
+    trajectory : pandas.DataFrame
+        One row per refit: attempts spent so far, estimate, lower, upper,
+        halfwidth of the metric at the target horizon.
+    errors : pandas.DataFrame
+        One row per exception `attempt` raised: attempts (when), task, error,
+        action (``"failed"``, ``"retried"`` or ``"raised"``).
+    stopped : str
+        ``"budget"``, ``"target"`` (half-width reached), ``"interrupted"``
+        (KeyboardInterrupt) or ``"error"``.
+    metric : str
+    k : int
+    level : float
+    sampler : Sampler
+        The sampler, with its state (to resume).
+    options : dict
+        The settings to resume with.
+    """
+
+    fit: Any
+    counts: Counts
+    trajectory: pd.DataFrame = field(repr=False)
+    errors: pd.DataFrame = field(repr=False)
+    stopped: str
+    metric: str
+    k: int
+    level: float
+    sampler: Sampler = field(repr=False)
+    options: dict = field(repr=False, default_factory=dict)
+
+    @property
+    def estimate(self) -> float:
+        """The last estimate of the metric at the target horizon."""
+        return float(self.trajectory["estimate"].iloc[-1])
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The last interval ``(lower, upper)``."""
+        last = self.trajectory.iloc[-1]
+        return float(last["lower"]), float(last["upper"])
+
+    @property
+    def attempts(self) -> int:
+        """Attempts recorded so far."""
+        return int(self.counts.trials.sum())
+
+    def summary(self) -> pd.DataFrame:
+        """One row: metric, k, estimate, lower, upper, halfwidth, attempts, tasks, stopped."""
+        last = self.trajectory.iloc[-1]
+        return pd.DataFrame([{"metric": self.metric, "k": self.k, "estimate": last["estimate"],
+                              "lower": last["lower"], "upper": last["upper"],
+                              "halfwidth": last["halfwidth"], "attempts": self.attempts,
+                              "tasks": self.counts.n_tasks, "errors": len(self.errors),
+                              "stopped": self.stopped}])
+
+    def plot(self, ax=None, *, truth: float | None = None):
+        """The estimate and its interval against attempts spent (matplotlib Axes)."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 3.5))
+        t = self.trajectory
+        ax.fill_between(t["attempts"], t["lower"], t["upper"], alpha=0.25, color="C0",
+                        label=f"{self.level:.0%} interval")
+        ax.plot(t["attempts"], t["estimate"], color="C0", marker=".", label="estimate")
+        if truth is not None:
+            ax.axhline(truth, color="k", ls="--", lw=1, label="truth")
+        ax.set_xlabel("attempts spent")
+        ax.set_ylabel(f"{self.metric} at k = {self.k}")
+        ax.legend(loc="best", fontsize="small")
+        return ax
+
+    def __repr__(self) -> str:
+        lo, hi = self.interval
+        return (f"EvaluationResult({self.metric} at k={self.k}: {self.estimate:.4f} "
+                f"[{lo:.4f}, {hi:.4f}], {self.attempts} attempts on {self.counts.n_tasks} "
+                f"tasks, stopped: {self.stopped})")
+
+
+def _predictor(name: str, seed) -> Callable[[Counts], Any]:
+    from ..registry import get_estimator
+
+    est = get_estimator(name)
+    if est.joint:
+        raise ValueError(f"{name!r} fits many systems at once; evaluate needs a one-system "
+                         f"predictor such as 'beta_binomial' or 'mixture'.")
+    return lambda counts: est(counts, seed=seed)
+
+
+def _outcomes(values: Any, n: int) -> np.ndarray:
+    out = np.asarray(values)
+    if out.shape != (n,) or out.dtype.kind not in "biuf" or not np.isin(out, (0, 1)).all():
+        raise ValueError(f"attempt must return a success (bool or 0/1) per task; got {values!r}.")
+    return out.astype(bool)
+
+
+def evaluate(attempt: Callable, tasks: Sequence | int, *, budget: int, k: int,
+             metric: str = "pass@k", sampler: str | Sampler = "adaptive",
+             predictor: str = "mixture", batch_size: int = 1, batch: bool = False,
+             target_halfwidth: float | None = None, min_attempts: int = 1,
+             level: float = LEVEL,
+             interval: str = "delta", refit_every: int | None = None,
+             on_error: str = "fail", retries: int = 2, seed=None, progress: bool = True,
+             resume: EvaluationResult | None = None) -> EvaluationResult:
+    """Spend up to `budget` attempts on a system, refitting, until the interval is narrow enough.
+
+    Parameters
+    ----------
+    attempt : callable
+        ``attempt(task) -> bool`` (or 0/1): one attempt of the system on a
+        task. With ``batch=True``, ``attempt(list_of_tasks) -> sequence of
+        bools``, for systems called in parallel.
+    tasks : sequence or int
+        The tasks (any hashable labels, passed to `attempt`), or their number
+        (labels ``0 .. tasks - 1``).
+    budget : int
+        Attempts to spend in this call (at most; fewer if the target is met).
+    k : int
+        The target horizon.
+    metric : {"pass@k", "pass^k", "auc@k"}, default "pass@k"
+    sampler : {"adaptive", "uniform", "dynamic"} or Sampler, default "adaptive"
+        Which tasks to attempt (:mod:`passmix.scaling.samplers`).
+    predictor : str, default "mixture"
+        A registered one-system estimator, refitted every `refit_every`
+        attempts: the Beta mixture with H chosen by BIC, or ``"beta_binomial"``
+        (H = 1, the second paper's predictor, faster to refit), ...
+    batch_size : int, default 1
+        Attempts picked (and, with ``batch=True``, made) at once.
+    batch : bool, default False
+        `attempt` takes a list of tasks.
+    target_halfwidth : float, optional
+        Stop once the interval's half-width at `k` is at most this (checked
+        at each refit, once every task has `min_attempts` attempts).
+    min_attempts : int, default 1
+        Attempts every task needs before the stopping rule may stop. Far
+        beyond the trials, the interval is set mostly by the number of tasks
+        and barely narrows with more attempts, so an early fit can look
+        precise; a floor guards against stopping on it.
+    level : float, default 0.95
+    interval : str, default "delta"
+        The fit's interval method (``"delta"`` is cheap; ``"profile"`` for the
+        mixture is slower and more honest at the binomial limit).
+    refit_every : int, optional
+        Attempts between refits (default: the number of tasks).
+    on_error : {"fail", "retry", "raise"}, default "fail"
+        When `attempt` raises: count a failure; retry up to `retries` times and
+        then count a failure; or stop and raise :class:`EvaluationError`, whose
+        ``.result`` keeps every recorded attempt. Every exception is listed in
+        the result's ``errors``.
+    retries : int, default 2
+    seed : int or numpy.random.Generator, optional
+        Seed of the sampler and the predictor.
+    progress : bool, default True
+        Show a progress bar (tqdm).
+    resume : EvaluationResult, optional
+        Continue a previous run: its counts, sampler, trajectory and errors
+        carry over, and `budget` more attempts are spent.
+
+    Returns
+    -------
+    EvaluationResult
+
+    Notes
+    -----
+    Stopping when the half-width first drops below a target looks at the data
+    repeatedly, so the final interval's coverage can fall below its nominal
+    level; refitting less often (a larger `refit_every`) looks less often.
+    A KeyboardInterrupt stops the loop and returns what was recorded
+    (``stopped="interrupted"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import passmix
+    >>> from passmix.scaling import OracleSystem
+    >>> system = OracleSystem(np.random.default_rng(0).beta(0.5, 2.0, 50), seed=0)
+    >>> res = passmix.evaluate(system, 50, budget=500, k=100, seed=0, progress=False)
+    >>> res.attempts, res.stopped
+    (500, 'budget')
+    >>> lo, hi = res.interval
+    >>> bool(lo <= res.estimate <= hi)
+    True
+    """
+    metric = check_metric(metric)
+    (k,), _ = check_k(k)
+    k = int(k)
+    level = check_level(level)
+    check_seed(seed)
+    if on_error not in ON_ERROR:
+        raise ValueError(f"unknown on_error {on_error!r}; expected one of {', '.join(ON_ERROR)}.")
+    for name, value in (("budget", budget), ("batch_size", batch_size),
+                        ("min_attempts", min_attempts)):
+        if isinstance(value, bool) or int(value) != value or value < 1:
+            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}.")
+    if target_halfwidth is not None and not 0 < target_halfwidth < 1:
+        raise ValueError(f"target_halfwidth must be in (0, 1), got {target_halfwidth!r}.")
+    labels = list(range(tasks)) if isinstance(tasks, (int, np.integer)) else list(tasks)
+    if not labels:
+        raise ValueError("tasks is empty.")
+    if len(set(map(repr, labels))) != len(labels):
+        raise ValueError("tasks has duplicate labels.")
+    n_tasks = len(labels)
+    fit_with = _predictor(predictor, seed)
+    refit_every = int(refit_every) if refit_every else n_tasks
+
+    if resume is not None:
+        if resume.counts.n_tasks != n_tasks:
+            raise ValueError(f"resume has {resume.counts.n_tasks} tasks, not {n_tasks}.")
+        smp = resume.sampler
+        rows = resume.trajectory.to_dict("records")
+        errors = resume.errors.to_dict("records")
+    else:
+        smp = make_sampler(sampler, n_tasks, k=k, budget=int(budget), seed=seed)
+        if isinstance(smp, AdaptiveSampler) and smp.k != k:
+            warnings.warn(f"the sampler targets k = {smp.k}, the evaluation k = {k}.",
+                          stacklevel=2)
+        rows, errors = [], []
+
+    def counts_now() -> Counts:
+        return Counts(smp.successes, smp.attempts, tasks=np.array(labels, dtype=object)
+                      if not all(isinstance(t, (int, np.integer)) for t in labels) else labels)
+
+    state = {"fit": resume.fit if resume is not None else None}
+
+    def refit() -> float:
+        counts = counts_now()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = fit_with(counts)
+            est = float(result.metric(metric, k))
+            ci = result.interval(metric, k, level, method=interval)
+        lo, hi = float(ci[0]), float(ci[1])
+        rows.append({"attempts": int(smp.attempts.sum()), "estimate": est, "lower": lo,
+                     "upper": hi, "halfwidth": (hi - lo) / 2})
+        state["fit"] = result
+        return (hi - lo) / 2
+
+    def finish(stopped: str) -> EvaluationResult:
+        counts = counts_now()
+        last = rows[-1]["attempts"] if rows else -1
+        if counts.trials.sum() > 0 and last != counts.trials.sum():
+            refit()  # the last attempts since the last refit count too
+        return EvaluationResult(
+            state["fit"], counts, pd.DataFrame(rows, columns=list(TRAJECTORY_COLUMNS)),
+            pd.DataFrame(errors, columns=["attempts", "task", "error", "action"]), stopped,
+            metric, k, level, smp, {"predictor": predictor, "interval": interval})
+
+    def call(positions: np.ndarray) -> np.ndarray:
+        """Outcomes of one call of `attempt` (one task, or a batch)."""
+        tries = 0
+        while True:
+            try:
+                value = attempt([labels[t] for t in positions]) if batch \
+                    else [attempt(labels[positions[0]])]
+            except Exception as exc:  # the user's system failed: record it, then decide
+                action = "retried" if on_error == "retry" and tries < retries else \
+                    "raised" if on_error == "raise" else "failed"
+                errors.append({"attempts": int(smp.attempts.sum()),
+                               "task": [labels[t] for t in positions] if batch
+                               else labels[positions[0]],
+                               "error": f"{type(exc).__name__}: {exc}", "action": action})
+                if action == "retried":
+                    tries += 1
+                    continue
+                if action == "raised":
+                    raise _Stop() from exc
+                return np.zeros(positions.size, dtype=bool)
+            return _outcomes(value, positions.size)
+
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=int(budget), desc=f"{metric} at k={k}", leave=True)
+    spent, since_fit, stopped = 0, 0, "budget"
+    try:
+        while spent < budget:
+            n = min(int(batch_size), int(budget) - spent)
+            picks = smp.next_tasks(n)
+            calls = [picks] if batch else [picks[i:i + 1] for i in range(n)]
+            done = 0
+            try:
+                for positions in calls:
+                    smp.update(positions, call(positions))
+                    done += positions.size
+            except BaseException:
+                smp.cancel(picks[done:])
+                spent += done
+                raise
+            spent += n
+            since_fit += n
+            if bar is not None:
+                bar.update(n)
+            if since_fit >= refit_every or spent >= budget:
+                since_fit = 0
+                halfwidth = refit()
+                if bar is not None:
+                    bar.set_postfix(estimate=f"{rows[-1]['estimate']:.4f}",
+                                    halfwidth=f"{halfwidth:.4f}")
+                if target_halfwidth is not None and (smp.attempts >= min_attempts).all() \
+                        and halfwidth <= target_halfwidth:
+                    stopped = "target"
+                    break
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+    except _Stop as stop:
+        stopped = "error"
+        result = finish(stopped)
+        cause = stop.__cause__
+        raise EvaluationError(f"attempt raised {type(cause).__name__}: {cause}; the result "
+                              f"so far is on .result", result) from cause
+    finally:
+        if bar is not None:
+            bar.close()
+    failed = sum(e["action"] == "failed" for e in errors)
+    if failed:
+        first = next(e["error"] for e in errors if e["action"] == "failed")
+        warnings.warn(f"{failed} call(s) of attempt raised and were counted as failures "
+                      f"(first: {first}); see the result's errors.", UserWarning,
+                      stacklevel=2)
+    return finish(stopped)
+
+
+class _Stop(Exception):
+    """Internal: `attempt` raised and on_error is "raise"."""
