@@ -211,8 +211,13 @@ def evaluate(attempt: Callable, tasks: Sequence | int, *, budget: int, k: int,
     Notes
     -----
     Stopping when the half-width first drops below a target looks at the data
-    repeatedly, so the final interval's coverage can fall below its nominal
-    level; refitting less often (a larger `refit_every`) looks less often.
+    repeatedly, and the delta interval's width varies from refit to refit, so
+    the rule tends to stop on an interval that is too narrow: in simulation
+    (``benchmarks/stopping_coverage.py``: 60 populations of 100 tasks, k =
+    100, target 0.05, a refit every 100 attempts) the final 95% interval
+    covered the truth 63% of the time, against 98% when the whole budget was
+    spent. Treat a stopped run's interval as optimistic; a larger
+    `refit_every` and `min_attempts` look less often.
     A KeyboardInterrupt stops the loop and returns what was recorded
     (``stopped="interrupted"``).
 
