@@ -533,3 +533,38 @@ def test_evaluate_is_exported_and_plots(system):
     assert len(ax.lines) == 2 and ax.get_ylabel() == "pass@k at k = 20"
     plt.close(ax.figure)
     assert "EvaluationResult(pass@k at k=20" in repr(res)
+
+
+def test_scaling_report_writes_tables_figures_and_theorem1(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from passmix.experiments import scaling_report
+    from passmix.experiments.scaling import run_scaling
+
+    # Theorem 1: b_j proportional to sqrt(p_j (1 - p_j)^(2k - 1)), summing to the total
+    p, k = np.array([0.0, 0.01, 0.2, 0.5]), 10
+    w = np.sqrt(p * (1 - p) ** (2 * k - 1))
+    np.testing.assert_allclose(scaling_report.theorem1_allocation(p, k, 250),
+                               250 * w / w.sum(), rtol=1e-12)
+
+    rng = np.random.default_rng(4)
+    groups = {("a",): rng.beta(0.5, 2.0, 25), ("b",): rng.beta(1.0, 1.0, 25)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = run_scaling(groups, ["system"], budgets=[3, 6], k=[10, 100], seeds=1,
+                          estimators=["beta_binomial", "loglog"])
+        path = scaling_report.write_scaling_report(res, tmp_path, title="T")
+    text = path.read_text()
+    for budget in (3, 6):
+        for kv in (10, 100):
+            assert f"## B/n = {budget}, k = {kv}" in text
+    # each ranked table's bold cell is the smallest MAE of its (budget, k)
+    cells = scaling_report._cell_mae(res.errors)
+    best = cells[(cells["budget"] == 3) & (cells["k"] == 10)]["mae"].min()
+    assert f"**{best:.2f}**" in text
+    for name in ("errors.csv", "allocations.csv", "ranking.csv", "fig_heatmaps.png",
+                 "fig_error_vs_budget_k100.png", "fig_allocation_b6_k100.png"):
+        assert (tmp_path / name).exists(), name
+    pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "errors.csv"), res.errors,
+                                  check_dtype=False)

@@ -31,6 +31,7 @@ import pandas as pd
 from scipy import optimize, special
 
 from .._defaults import LEVEL, METRICS, SUMMARY_K
+from .._special import log_rising_ratio
 from .._validation import DegenerateDataWarning, FitWarning, check_k, check_level, check_metric
 from ..data import Counts, as_counts
 from ..estimators import combinatorial_estimate
@@ -227,8 +228,7 @@ def _scaled_metric(metric: str, ks: np.ndarray, alpha: float, beta: float,
     if metric == "pass@k":
         return -np.expm1(log_scaled_moment(ks.astype(np.int64), alpha, beta, theta))
     # E[(theta X)^k] = theta^k (alpha)_k / (alpha + beta)_k
-    return np.exp(ks * np.log(theta) + special.gammaln(alpha + ks) - special.gammaln(alpha)
-                  - special.gammaln(alpha + beta + ks) + special.gammaln(alpha + beta))
+    return np.exp(ks * np.log(theta) + log_rising_ratio(alpha, beta, ks))
 
 
 # --------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from .._special import log_rising_ratio
 from .._validation import check_seed
 
 __all__ = ["AdaptiveSampler", "DynamicSampler", "SAMPLERS", "Sampler", "UniformSampler",
@@ -201,9 +202,8 @@ def _fit_beta(successes: np.ndarray, attempts: np.ndarray) -> tuple[float, float
 
 
 def _log_fail_moment(a, b, r):
-    """``log E[(1 - p)^r]`` for ``p ~ Beta(a, b)``."""
-    return special.gammaln(b + r) - special.gammaln(b) - special.gammaln(a + b + r) \
-        + special.gammaln(a + b)
+    """``log E[(1 - p)^r]`` for ``p ~ Beta(a, b)``: the rising ratio ``(b)_r / (a + b)_r``."""
+    return log_rising_ratio(b, a, r)
 
 
 def variance_reduction(a, b, k: int) -> np.ndarray:
