@@ -26,7 +26,13 @@ passmix experiment scaling src/passmix/example_data/math_pythia_10k.csv --group-
     --seeds 9 --out docs/results/scaling_math_10k --jobs 2 --no-cache --quiet \
     --title "Pass@k scaling on Large Language Monkeys MATH (Pythia, 10,000 samples per problem)"
 
-for dir in math_10k math_10k_m10_9seeds taubench_airline livecodebench scaling_math_10k; do
+passmix experiment sensitivity src/passmix/example_data/mizrahi_bbh.csv.gz \
+    --group-by task,model --out docs/results/sensitivity_bbh --jobs 2 --no-cache --quiet \
+    --title "Prompt sensitivity on BIG-bench Hard (Mizrahi et al. 2024: 165 task x model groups, 136-189 instructions, 100 questions)"
+python docs/results/sensitivity_simulated.py
+
+for dir in math_10k math_10k_m10_9seeds taubench_airline livecodebench scaling_math_10k \
+        sensitivity_bbh sensitivity_simulated; do
     gzip -9 -n -f "docs/results/$dir/errors.csv"
     rm -f docs/results/"$dir"/*.pdf
 done

@@ -5,11 +5,15 @@ AUC@k at any horizon, with profile-likelihood or delta-method intervals, next
 to the naive and unbiased estimators and any estimator registered with
 :func:`register_estimator`. Many systems on shared tasks: :func:`fit_pooled`.
 Spend a budget of attempts well and stop when precise enough: :func:`evaluate`
-(samplers and the Pass@k scaling baselines in :mod:`passmix.scaling`).
+(samplers and the Pass@k scaling baselines in :mod:`passmix.scaling`). The
+distribution of scores across prompts or other configurations:
+:func:`sensitivity` (a callable module: :mod:`passmix.sensitivity`).
 """
 
 from ._validation import METRICS, DegenerateDataWarning, FitWarning, PosteriorWarning
+from . import sensitivity
 from .data import Counts, read_counts, read_trials
+from .distributions import BetaMixture
 from .estimators import combinatorial_estimate, direct_estimate, naive_estimate
 from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
 from .metrics import auc_at_k, metric_value, pass_at_k, pass_hat_k
@@ -45,6 +49,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "METRICS",
+    "BetaMixture",
     "ConfidenceInterval",
     "Counts",
     "DegenerateDataWarning",
@@ -77,4 +82,5 @@ __all__ = [
     "read_trials",
     "register_estimator",
     "sample",
+    "sensitivity",
 ]

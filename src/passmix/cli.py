@@ -470,6 +470,89 @@ def scaling(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...]
                f"cached) in {t['seconds']:.1f} s; report: {out / 'report.md'}")
 
 
+_CELL_SAMPLERS = ("stratified", "uniform")
+_SENSITIVITY_METHODS = ("mixture", "empirical", "pirt")
+
+
+@experiment.command(context_settings={"show_default": True})
+@click.argument("data", type=click.Path(dir_okay=False, exists=True, path_type=Path))
+@click.option("--out", "-o", "out", required=True,
+              type=click.Path(file_okay=False, writable=True, path_type=Path),
+              help="Output folder: errors.csv, fits.csv, report.md, figures, cache/.")
+@click.option("--group-by", "group_by", multiple=True, metavar="COLS",
+              help="Column(s) identifying groups (e.g. task,model), comma-separated.")
+@click.option("--budget", "budgets", type=HorizonList(), default="300,600,900,1200,1500",
+              metavar="B[,B...]", help="Budgets: cells (configuration, question) observed.")
+@click.option("--seeds", type=click.IntRange(min=1), default=3, help="Number of seeds.")
+@click.option("--sampler", type=click.Choice(_CELL_SAMPLERS, case_sensitive=False),
+              default="stratified", help="Budget sampler (PromptEval's stratified, or uniform).")
+@click.option("--method", "methods", multiple=True,
+              type=click.Choice(_SENSITIVITY_METHODS, case_sensitive=False),
+              help="Estimates (repeat the option). [default: all three; pirt only with "
+                   "question identity]")
+@click.option("--config", "config", default="prompt", metavar="COL",
+              help="Column naming the configuration (prompt, template, ...).")
+@click.option("--question", default="question", metavar="COL",
+              help="Column naming the question (cell layout).")
+@click.option("--outcome", default="outcome", metavar="COL",
+              help="Column of 0/1 outcomes (cell layout).")
+@click.option("--successes", default="successes", metavar="COL",
+              help="Column of correct answers (count layout).")
+@click.option("--questions", default="questions", metavar="COL",
+              help="Column of questions asked (count layout).")
+@click.option("--jobs", "-j", type=click.IntRange(min=-1), default=1,
+              help="Parallel worker processes (-1: all cores).")
+@click.option("--scheduler", default=None, metavar="ADDRESS",
+              help="Run on this Dask scheduler instead of local processes; needs "
+                   "passmix[dask].")
+@click.option("--title", default=None, help="Title of the report.")
+@click.option("--no-figures", is_flag=True, help="Skip the figures.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write DIR/cache/.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@click.pass_context
+def sensitivity(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...],
+                budgets: tuple[int, ...], seeds: int, sampler: str, methods: tuple[str, ...],
+                config: str, question: str, outcome: str, successes: str, questions: str,
+                jobs: int, scheduler: str | None, title: str | None, no_figures: bool,
+                no_cache: bool, quiet: bool) -> None:
+    """Sensitivity protocol (first paper) on DATA: the score distribution across prompts.
+
+    DATA holds, per group, either one row per configuration with its correct
+    answers of the questions asked (count layout: --config, --successes,
+    --questions), or one row per (configuration, question) cell with a 0/1
+    outcome (cell layout: --config, --question, --outcome). Per group, seed
+    and budget, observes B cells, fits the Beta mixture to the
+    configurations, and compares the fitted distribution, the observed
+    scores and pIRT (cell layout only) with the complete scores: W1 and the
+    error at the 5th, 25th, 50th, 75th and 95th percentiles, in points.
+
+    \b
+    Examples:
+      passmix experiment sensitivity bbh_prompts.csv --group-by task,model --out results/bbh
+      passmix experiment sensitivity cells.csv --config template --budget 300,900 \\
+          --seeds 3 --jobs 2 --out results/cells
+    """
+    if jobs == 0:
+        raise click.BadParameter("must be -1 or >= 1.", ctx, param_hint="'--jobs'")
+    from .experiments.sensitivity_report import sensitivity_experiment
+
+    with _warnings_as_lines(), contextlib.ExitStack() as stack:
+        try:
+            client = None if scheduler is None else stack.enter_context(_dask_client(scheduler))
+            run = sensitivity_experiment(
+                data, out, group_by=_split_columns(group_by) or None, budgets=budgets,
+                seeds=seeds, methods=tuple(m.lower() for m in methods) or _SENSITIVITY_METHODS,
+                sampler=sampler.lower(), jobs=jobs, client=client, cache=not no_cache,
+                figures=not no_figures, title=title, command=_command_line(ctx),
+                progress=not quiet and _is_tty(sys.stderr), config=config, question=question,
+                outcome=outcome, successes=successes, questions=questions)
+        except _INPUT_ERRORS as err:
+            raise click.ClickException(_message(err)) from None
+    t = run.timings
+    click.echo(f"{len(run.errors)} rows from {t['units']} runs ({t['units_cached']} cached) "
+               f"in {t['seconds']:.1f} s; report: {out / 'report.md'}")
+
+
 def _dask_client(address: str):
     """A Dask client of the scheduler at `address` (a context manager)."""
     try:

@@ -38,6 +38,7 @@ from ._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, METRICS, SUMM
 from ._validation import (DegenerateDataWarning, FitWarning, check_k, check_level, check_metric,
                           check_seed, check_whole)
 from .data import Counts, as_counts
+from .distributions import BetaMixture
 from .inference import (BOUND_TOL, Optimum, at_bound, is_stationary, maximize,
                         observed_covariance, select_by_bic)
 from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
@@ -139,6 +140,12 @@ class MixtureFit:
     def auc_at_k(self, k):
         """AUC@k at horizon(s) `k` (see :func:`passmix.auc_at_k`)."""
         return self.metric("auc@k", k)
+
+    @property
+    def distribution(self) -> BetaMixture:
+        """The fitted mixing distribution as a :class:`~passmix.distributions.BetaMixture`
+        (CDF, quantiles, draws, W1)."""
+        return BetaMixture(self.weights, self.alpha, self.beta)
 
     # -- boundaries ------------------------------------------------------------
     @property
@@ -277,11 +284,7 @@ class MixtureFit:
     # -- tables ----------------------------------------------------------------
     def components(self) -> pd.DataFrame:
         """One row per component: weight, alpha, beta, mean, concentration."""
-        return pd.DataFrame({
-            "weight": self.weights, "alpha": self.alpha, "beta": self.beta,
-            "mean": self.alpha / (self.alpha + self.beta),
-            "concentration": self.alpha + self.beta,
-        }, index=pd.RangeIndex(1, self.n_components + 1, name="component"))
+        return self.distribution.components()
 
     def summary(self, k=SUMMARY_K, level: float = 0.95, *, method: str = "profile",
                 scale: str = "logit") -> pd.DataFrame:

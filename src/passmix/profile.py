@@ -46,7 +46,8 @@ from ._validation import check_k, check_level, check_metric
 from .intervals import ConfidenceInterval, widen_degenerate
 from .inference import at_bound
 
-__all__ = ["ProfileResult", "extreme_on_region", "profile_interval", "repair_across_metrics"]
+__all__ = ["ProfileResult", "extreme_on_region", "profile_extremes", "profile_interval",
+           "repair_across_metrics"]
 
 #: the metrics whose value grows with k (the others' falls)
 INCREASING = {"pass@k": True, "auc@k": True, "pass^k": False}
@@ -213,6 +214,76 @@ def _boundary_point(logp, x_hat, direction, threshold, box) -> np.ndarray | None
     return x_hat + lo * d
 
 
+def profile_extremes(objective, params, threshold: float, covariance, box, func_logit,
+                     func_value, points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Smallest and largest value of a function of the coordinates over the likelihood region.
+
+    Generic in the model and the function: ``func_logit(z, t)`` gives the
+    function's logit and its gradient in z at one point t (a horizon, a
+    quantile level, ...), ``func_value(z, t)`` its value. The region is
+    ``{z : logp(z) >= threshold}`` within `box`; each point is searched from
+    the neighbouring point's ends (warm starts) and from where the delta
+    method's direction leaves the region. Returns ``(lower, upper,
+    converged)``, the last of shape ``(n, 2)``.
+    """
+    z_hat = np.asarray(params, dtype=float)
+    box = np.asarray(box, dtype=float)
+    points = np.asarray(points)
+    held = at_bound(z_hat, box).any(axis=1)
+    search = _SearchCoordinates(box, held)
+    x_hat = search.from_z(z_hat)
+
+    def logp(x):
+        value, grad = objective.logp_dlogp(search.to_z(x))
+        return value, grad * search.dz_dx(x)
+
+    # the delta method's covariance, in the search coordinates; it says nothing
+    # about a coordinate held on its bound, which gets a unit variance instead
+    jac = search.dz_dx(x_hat)
+    cov_x = np.asarray(covariance, dtype=float) / np.outer(jac, jac)
+    cov_x[held, :] = 0.0
+    cov_x[:, held] = 0.0
+    cov_x[held, held] = 1.0
+
+    order = np.argsort(points, kind="stable")
+    lower = np.empty(points.size)
+    upper = np.empty(points.size)
+    converged = np.zeros((points.size, 2), dtype=bool)
+    previous: dict[float, np.ndarray] = {}
+    for i in order:
+        t = points[i]
+
+        def value(x, t=t):
+            u, grad = func_logit(search.to_z(x), t)
+            return u, grad * search.dz_dx(x)
+
+        grad_x = value(x_hat)[1]
+        for j, sign in enumerate((1.0, -1.0)):  # minimise, then maximise
+            # feasible starts on the region's edge: the neighbouring point's
+            # end (a warm start), else where the delta method's direction leaves
+            # the region; the other one if the first search fails
+            ray = _boundary_point(logp, x_hat, -sign * (cov_x @ grad_x), threshold, search.box)
+            starts = [x for x in (previous.get(sign), ray) if x is not None] or [x_hat]
+            # the estimate itself is always in the region
+            best, best_u, ok = x_hat, sign * value(x_hat)[0], False
+            for start in starts:
+                x, success = extreme_on_region(logp, value, start, threshold, search.box, sign)
+                if x is not None:
+                    u = sign * value(x)[0]
+                    if u < best_u or (u == best_u and success):
+                        best, best_u, ok = x, u, success
+                if ok:
+                    break
+            previous[sign] = best
+            end = func_value(search.to_z(best), t)
+            converged[i, j] = ok
+            if sign > 0:
+                lower[i] = end
+            else:
+                upper[i] = end
+    return lower, upper, converged
+
+
 def profile_interval(objective, params, loglik: float, covariance, box, metric_logit,
                      metric_value, metric: str, k, *, level: float = 0.95) -> ProfileResult:
     """Profile-likelihood interval of a metric of a fitted model, generic in the model.
@@ -269,58 +340,8 @@ def profile_interval(objective, params, loglik: float, covariance, box, metric_l
     threshold = loglik - drop
     estimate = np.array([metric_value(z_hat, kk) for kk in k_arr])
 
-    held = at_bound(z_hat, box).any(axis=1)
-    search = _SearchCoordinates(box, held)
-    x_hat = search.from_z(z_hat)
-
-    def logp(x):
-        value, grad = objective.logp_dlogp(search.to_z(x))
-        return value, grad * search.dz_dx(x)
-
-    # the delta method's covariance, in the search coordinates; it says nothing
-    # about a coordinate held on its bound, which gets a unit variance instead
-    jac = search.dz_dx(x_hat)
-    cov_x = np.asarray(covariance, dtype=float) / np.outer(jac, jac)
-    cov_x[held, :] = 0.0
-    cov_x[:, held] = 0.0
-    cov_x[held, held] = 1.0
-
-    order = np.argsort(k_arr, kind="stable")
-    lower = np.empty(k_arr.size)
-    upper = np.empty(k_arr.size)
-    converged = np.zeros((k_arr.size, 2), dtype=bool)
-    previous: dict[float, np.ndarray] = {}
-    for i in order:
-        kk = k_arr[i]
-
-        def value(x, kk=kk):
-            u, grad = metric_logit(search.to_z(x), kk)
-            return u, grad * search.dz_dx(x)
-
-        grad_x = value(x_hat)[1]
-        for j, sign in enumerate((1.0, -1.0)):  # minimise, then maximise
-            # feasible starts on the region's edge: the neighbouring horizon's
-            # end (a warm start), else where the delta method's direction leaves
-            # the region; the other one if the first search fails
-            ray = _boundary_point(logp, x_hat, -sign * (cov_x @ grad_x), threshold, search.box)
-            starts = [x for x in (previous.get(sign), ray) if x is not None] or [x_hat]
-            # the estimate itself is always in the region
-            best, best_u, ok = x_hat, sign * value(x_hat)[0], False
-            for start in starts:
-                x, success = extreme_on_region(logp, value, start, threshold, search.box, sign)
-                if x is not None:
-                    u = sign * value(x)[0]
-                    if u < best_u or (u == best_u and success):
-                        best, best_u, ok = x, u, success
-                if ok:
-                    break
-            previous[sign] = best
-            end = metric_value(search.to_z(best), kk)
-            converged[i, j] = ok
-            if sign > 0:
-                lower[i] = end
-            else:
-                upper[i] = end
+    lower, upper, converged = profile_extremes(objective, z_hat, threshold, covariance, box,
+                                               metric_logit, metric_value, k_arr)
     lower, upper = repair_across_metrics({metric: (k_arr, estimate, lower, upper)})[metric]
     return ProfileResult(metric=metric, k=k_arr, estimate=estimate, lower=lower, upper=upper,
                          level=level, converged=converged)

@@ -10,6 +10,9 @@ the protocols share (seed streams, cache, executor) is in
 runs the second paper's Pass@k scaling protocol (samplers x predictors on
 replayed records or oracle populations), and
 :mod:`~passmix.experiments.scaling_report` writes its report and figures.
+:mod:`~passmix.experiments.sensitivity` runs the first paper's prompt
+sensitivity protocol (a budget of cells, the score distribution across
+configurations) and :mod:`~passmix.experiments.sensitivity_report` its report.
 """
 
 from ._harness import group_id
@@ -25,6 +28,7 @@ from .repeated import (
 )
 from .report import summary_tables, write_report
 from .scaling import ScalingResult, run_scaling
+from .sensitivity import SensitivityRun, run_sensitivity
 
 __all__ = [
     "PAPER_K",
@@ -32,6 +36,7 @@ __all__ = [
     "RepeatedConfig",
     "RepeatedResult",
     "ScalingResult",
+    "SensitivityRun",
     "default_k_grid",
     "default_m_grid",
     "group_id",
@@ -41,6 +46,7 @@ __all__ = [
     "repeated_experiment",
     "run_repeated",
     "run_scaling",
+    "run_sensitivity",
     "summary_tables",
     "write_report",
 ]

@@ -51,8 +51,10 @@ __all__ = [
     "mae_by_seed",
     "markdown_table",
     "regime",
+    "save_figures",
     "summary_tables",
     "trials_needed",
+    "warning_lines",
     "win_rates",
     "write_report",
 ]
@@ -518,6 +520,27 @@ def markdown_table(df: pd.DataFrame, digits: int = 2) -> str:
     for row in df.itertuples(index=False, name=None):
         lines.append("| " + " | ".join(_cell(v, digits) for v in row) + " |")
     return "\n".join(lines)
+
+
+def warning_lines(messages: pd.Series) -> list[str]:
+    """A report's "Warnings" section: each message once, numbers masked, with its count."""
+    if messages.empty:
+        return []
+    counts = messages.str.replace(r"\d+(\.\d+)?(e-?\d+)?", "#", regex=True).value_counts()
+    return ["## Warnings", "", *[f"- {n} x {msg}" for msg, n in counts.items()], ""]
+
+
+def save_figures(figs: dict, out: Path) -> list[str]:
+    """Save each figure as PNG and PDF under `out`, close it, return the Markdown image lines."""
+    import matplotlib.pyplot as plt
+
+    lines = []
+    for stem, fig in figs.items():
+        for fmt in ("png", "pdf"):
+            fig.savefig(out / f"{stem}.{fmt}", dpi=110)
+        plt.close(fig)
+        lines.append(f"![{stem}]({stem}.png)")
+    return lines
 
 
 def _wide(df: pd.DataFrame, index: list[str], columns: list[str], values: str) -> pd.DataFrame:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from .. import __version__
 from ..data import Counts, read_counts
+from .report import save_figures, warning_lines
 from .scaling import PREDICTORS, ScalingResult, run_scaling
 
 __all__ = ["plot_allocation", "plot_error_vs_budget", "plot_heatmaps", "scaling_experiment",
@@ -197,15 +198,11 @@ def write_scaling_report(result: ScalingResult, out: str | os.PathLike, *,
                              values="mae").reindex(columns=list(cfg.samplers))
     wide = wide.reset_index().round(2)
     lines += [_table(wide), ""]
-    if not result.warnings.empty:
-        counts = result.warnings["message"].str.replace(r"\d+(\.\d+)?", "#", regex=True) \
-            .value_counts()
-        lines += ["## Warnings", "", *[f"- {n} x {msg}" for msg, n in counts.items()], ""]
+    lines += warning_lines(result.warnings["message"])
     if figures:
         import matplotlib
 
         matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
 
         figs = {"fig_heatmaps": plot_heatmaps(result.errors)}
         for k in cfg.k:
@@ -219,12 +216,7 @@ def write_scaling_report(result: ScalingResult, out: str | os.PathLike, *,
         target = max(result.errors["k"])
         figs[f"fig_allocation_b{top}_k{target}"] = plot_allocation(result.allocations[mask],
                                                                    target)
-        lines += ["## Figures", ""]
-        for stem, fig in figs.items():
-            for fmt in ("png", "pdf"):
-                fig.savefig(out / f"{stem}.{fmt}", dpi=110)
-            plt.close(fig)
-            lines.append(f"![{stem}]({stem}.png)")
+        lines += ["## Figures", "", *save_figures(figs, out)]
         label = ", ".join(f"{c} = {first[c]}" for c in result.group_cols)
         lines += ["", f"The allocation figure shows {label} at B/n = {top}, against "
                       f"Theorem 1's oracle allocation for k = {target} computed from the "
