@@ -178,7 +178,7 @@ def main() -> None:
 
 
 @main.command(context_settings={"show_default": True})
-@click.argument("file", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("file", required=False, type=click.Path(path_type=Path))
 @click.option("--example", is_flag=True,
               help=f"Use the bundled example ({EXAMPLE_NAME}: Pythia models on 128 MATH "
                    f"problems, 10 trials each) instead of FILE; groups by model and uses "
@@ -208,6 +208,18 @@ def main() -> None:
               help="Input layout: one row per task (counts), per attempt (long), or one "
                    "0/1 column per attempt (matrix); auto detects it from the columns.")
 @_column_options
+@click.option("--from", "log_format", default="auto", metavar="FORMAT",
+              type=click.Choice(("auto", "table", "inspect", "evalplus", "tau", "lm-eval"),
+                                case_sensitive=False),
+              help="Read FILE as a harness log (auto: by suffix and content; table: never).")
+@click.option("--scorer", default=None, metavar="NAME",
+              help="inspect log: the scorer whose value is the outcome.")
+@click.option("--metric", "log_metric", default=None, metavar="NAME",
+              help="lm-eval samples: the metric whose value is the outcome.")
+@click.option("--threshold", type=float, default=None,
+              help="Logs: a score >= THRESHOLD is a success (for partial or numeric scores).")
+@click.option("--status", type=click.Choice(("plus", "base"), case_sensitive=False),
+              default=None, help="EvalPlus: success on the plus (default) or base tests.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               default=None, metavar="PATH", help="Write to this file instead of stdout.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -230,14 +242,21 @@ def estimate(
     successes: str | None,
     trials: str | None,
     outcome: str | None,
+    log_format: str,
+    scorer: str | None,
+    log_metric: str | None,
+    threshold: float | None,
+    status: str | None,
     output: Path | None,
     quiet: bool,
 ) -> None:
-    """Estimate Pass@k, Pass^k and AUC@k from FILE (CSV, TSV, JSONL or Parquet).
+    """Estimate Pass@k, Pass^k and AUC@k from FILE (CSV, TSV, JSONL or Parquet, or a log).
 
     FILE holds per-task success counts in one of three layouts: one row per
     task with successes and trials columns, one row per attempt with a 0/1
-    outcome column, or one row per task with one 0/1 column per attempt.
+    outcome column, or one row per task with one 0/1 column per attempt. It
+    may also be a harness log (or a folder of logs): inspect_ai .eval/.json,
+    EvalPlus eval_results.json, tau-bench results, lm-eval samples_*.jsonl.
     Prints one row per group, method, metric and k.
 
     \b
@@ -245,6 +264,7 @@ def estimate(
       passmix estimate --example
       passmix estimate results.csv --group-by model --k 1,10,100,1000
       passmix estimate runs.jsonl --method all --format json -o estimates.json
+      passmix estimate logs/run.eval --group-by model --scorer match --k 1,10,100
     """
     if file is not None and example:
         raise click.UsageError("give either FILE or --example, not both.", ctx)
@@ -262,11 +282,17 @@ def estimate(
         source = file
         horizons = k if k is not None else CLI_K
 
+    options = {name: value for name, value in (("scorer", scorer), ("metric", log_metric),
+                                                ("threshold", threshold), ("status", status))
+               if value is not None}
     with _warnings_as_lines():
         try:
+            log = None if example else _read_log_file(source, log_format.lower(), options,
+                                                      group_cols)
             data = read_counts(
-                source, layout=layout.lower(), group_by=group_cols or None,
-                task=task, successes=successes, trials=trials, outcome=outcome,
+                log if log is not None else source, layout=layout.lower(),
+                group_by=group_cols or None, task=task, successes=successes, trials=trials,
+                outcome=outcome, log_format="table",
             )
             groups = data if isinstance(data, dict) else {(): data}
             table = estimate_table(
@@ -285,6 +311,24 @@ def estimate(
         except _INPUT_ERRORS as err:
             raise click.ClickException(_message(err)) from None
 
+
+
+def _read_log_file(source: Path, log_format: str, options: dict, group_cols: list):
+    """FILE read by its harness log reader (and said on stderr), or None for a table."""
+    from .data import check_log_groups
+    from .readers import detect_log_format, read_log
+
+    fmt = None if log_format == "table" else (
+        detect_log_format(source) if log_format == "auto" else log_format)
+    if fmt is None:
+        if options:
+            raise click.UsageError(f"--{next(iter(options))} applies to harness logs, and "
+                                   f"{source} is read as a table; pass --from FORMAT.")
+        return None
+    log = read_log(source, fmt, **options)
+    click.echo(log.attrs["summary"] + "".join(f"; {n}" for n in log.attrs["notes"]), err=True)
+    check_log_groups(log, group_cols)
+    return log
 
 @main.group()
 def experiment() -> None:

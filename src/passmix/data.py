@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 import os
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -899,6 +899,10 @@ def _read_file(path: Path) -> tuple[pd.DataFrame, str]:
     """
     if not path.exists():
         raise FileNotFoundError(f"no such file: '{path}'.")
+    if path.is_dir():
+        raise ValueError(f"'{path}' is a folder, and holds no harness logs passmix can tell "
+                         "(inspect .eval/.json, EvalPlus eval_results.json, tau-bench "
+                         "results, lm-eval samples_*.jsonl); pass a file.")
     suffixes = [s.lower() for s in path.suffixes]
     if len(suffixes) >= 2 and suffixes[-1] in _COMPRESSIONS:
         suffixes = suffixes[:-1]
@@ -976,6 +980,8 @@ def read_counts(
     successes: Hashable | None = None,
     trials: Hashable | None = None,
     outcome: Hashable | None = None,
+    log_format: str | None = "auto",
+    log_options: Mapping[str, Any] | None = None,
 ) -> Counts | dict[tuple, Counts]:
     """Read per-task success counts from a table or a file.
 
@@ -996,6 +1002,16 @@ def read_counts(
         outcome-like column exists (outcome, reward, success, correct, passed,
         result, score, is_correct); else *matrix* if all remaining columns
         hold only 0, 1 and NaN.
+    log_format : {"auto", "inspect", "evalplus", "tau", "lm-eval", "table"}, default "auto"
+        A file (or folder) that is a harness log is read by
+        :mod:`passmix.readers` into one row per attempt (columns model, ...,
+        task, attempt, outcome): ``"auto"`` tells by the suffix and content
+        (``.eval``, ``samples_*.jsonl``, a JSON log), a name forces that
+        reader, and ``"table"`` (or None) reads the file as a plain table.
+    log_options : dict, optional
+        The reader's options, e.g. ``{"scorer": "match", "threshold": 0.5}``
+        (inspect), ``{"status": "base"}`` (EvalPlus), ``{"metric": ...}``
+        (lm-eval).
     group_by : str or list of str, optional
         Columns identifying systems or settings. If given, return one
         :class:`Counts` per group, keyed by tuples of group values (1-tuples
@@ -1047,7 +1063,8 @@ def read_counts(
     >>> read_counts(long).successes
     array([1, 0])
     """
-    df, spec, where = _load(source, layout, group_by, task, successes, trials, outcome)
+    df, spec, where = _load(source, layout, group_by, task, successes, trials, outcome,
+                            log_format, log_options)
     return _by_group(df, spec, where, _counts_of)
 
 
@@ -1060,6 +1077,8 @@ def read_trials(
     successes: Hashable | None = None,
     trials: Hashable | None = None,
     outcome: Hashable | None = None,
+    log_format: str | None = "auto",
+    log_options: Mapping[str, Any] | None = None,
     with_tasks: bool = False,
 ) -> Any:
     """Read evaluation results keeping single trials where the source has them.
@@ -1091,7 +1110,8 @@ def read_trials(
     array([[1., 0.],
            [0., 0.]])
     """
-    df, spec, where = _load(source, layout, group_by, task, successes, trials, outcome)
+    df, spec, where = _load(source, layout, group_by, task, successes, trials, outcome,
+                            log_format, log_options)
     return _by_group(df, spec, where, _trials_and_tasks if with_tasks else _trials_of)
 
 
@@ -1124,7 +1144,8 @@ class LayoutSpec:
     outcome_columns: tuple = ()
 
 
-def _load(source, layout, group_by, task, successes, trials, outcome):
+def _load(source, layout, group_by, task, successes, trials, outcome, log_format="auto",
+          log_options=None):
     """Read `source` once and detect its layout: ``(frame, spec, where)``."""
     if not isinstance(layout, str) or layout.lower() not in LAYOUTS:
         raise ValueError(
@@ -1134,6 +1155,11 @@ def _load(source, layout, group_by, task, successes, trials, outcome):
         df, style, name = source, "frame", None
     elif isinstance(source, (str, os.PathLike)):
         path = Path(source)
+        df = _read_log(path, log_format, log_options, group_by)
+        if df is not None:
+            spec = detect_layout(df, layout="long", group_by=group_by, task="task",
+                                 outcome="outcome", name=f"'{path.name}'")
+            return df, spec, _frame_where(df.index, f"'{path.name}'", "file")
         df, style = _read_file(path)
         name = f"'{path.name}'"
     else:
@@ -1143,6 +1169,46 @@ def _load(source, layout, group_by, task, successes, trials, outcome):
     spec = detect_layout(df, layout=layout.lower(), group_by=group_by, task=task,
                          successes=successes, trials=trials, outcome=outcome, name=name)
     return df, spec, _frame_where(df.index, name, style)
+
+
+def _read_log(path: Path, log_format: str | None, log_options: Mapping[str, Any] | None,
+              group_by) -> pd.DataFrame | None:
+    """A harness log read into attempts (see :mod:`passmix.readers`), or None for a table.
+
+    Group columns of the log that `group_by` leaves out must hold one value,
+    or tasks of different evaluations (which may share ids) would merge.
+    """
+    if log_format is None or log_format == "table":
+        if log_options:
+            raise ValueError("log_options apply to harness logs; log_format is 'table'.")
+        return None
+    from .readers import detect_log_format, read_log
+
+    fmt = detect_log_format(path) if log_format == "auto" else log_format
+    if fmt is None:
+        if log_options:
+            raise ValueError(f"log_options were given but '{path.name}' is not a harness log "
+                             "passmix can tell; pass log_format=.")
+        return None
+    df = read_log(path, fmt, **dict(log_options or {}))
+    check_log_groups(df, group_by)
+    return df
+
+
+def check_log_groups(df: pd.DataFrame, group_by) -> None:
+    """Refuse a log table whose ungrouped log columns hold several values.
+
+    Tasks of different evaluations (models, benchmarks, filters) may share
+    ids, so a log column that `group_by` leaves out must be constant.
+    """
+    used = set(as_group_columns(group_by))
+    fmt = df.attrs.get("format", "harness")
+    for col in df.columns[: -3]:
+        values = df[col].unique()
+        if col not in used and len(values) > 1:
+            shown = ", ".join(map(str, values[:4])) + (", ..." if len(values) > 4 else "")
+            raise ValueError(f"the {fmt} log holds several {col} values ({shown}); add {col} "
+                             f"to group_by (--group-by) so their tasks are kept apart.")
 
 
 def detect_layout(

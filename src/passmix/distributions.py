@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import integrate, stats
 from scipy.special import betainc, betaincinv
 
 from ._validation import check_k, check_metric, check_seed
@@ -111,6 +110,8 @@ class BetaMixture:
     # -- distribution functions -----------------------------------------------
     def pdf(self, x: Any) -> np.ndarray | float:
         """Density at `x` (0 outside [0, 1])."""
+        from scipy import stats  # scipy.stats costs ~1 s to import: only when used
+
         x, scalar = _points(x, "x")
         with np.errstate(divide="ignore", invalid="ignore"):
             dens = stats.beta.pdf(x[..., None], self.alpha, self.beta) @ self.weights
@@ -163,6 +164,8 @@ class BetaMixture:
     # -- counts and draws -----------------------------------------------------
     def pmf(self, y: Any, m: Any) -> np.ndarray | float:
         """Beta-binomial mixture: probability of `y` successes in `m` trials."""
+        from scipy import stats
+
         y = np.asarray(y)
         m = np.asarray(m)
         out = stats.betabinom.pmf(y[..., None], m[..., None], self.alpha, self.beta) \
@@ -335,6 +338,8 @@ def wasserstein1(u: Any, v: Any, u_weights: Any = None, v_weights: Any = None) -
     0.25
     """
     if isinstance(u, BetaMixture) and isinstance(v, BetaMixture):
+        from scipy import integrate
+
         value, _ = integrate.quad(lambda x: abs(u.cdf(x) - v.cdf(x)), 0.0, 1.0, limit=200,
                                   epsabs=1e-13, epsrel=1e-10)
         return float(value)
