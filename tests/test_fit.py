@@ -70,6 +70,8 @@ class TestLikelihoodOptimum:
         want = scipy_best(counts.successes, counts.trials, 1, rng, n_starts=5)
         assert res.loglik >= want - 1e-6
 
+    # ~80 s: the independent optimiser (scipy, 10 starts) is the slow part
+    @pytest.mark.slow
     def test_h2_at_least_independent_optimum(self):
         rng = np.random.default_rng(7)
         counts = simulate(rng, 400, 12, *BIMODAL)
