@@ -361,3 +361,31 @@ def test_bundled_bbh_prompts_and_a_real_group():
     frame = groups[("navigate", "flan-t5-xxl")].to_frame().reset_index()
     res = sensitivity(frame[["prompt", "successes", "questions"]], budget=500, seed=0)
     assert res.data.n_cells == 500
+
+
+def test_write_sensitivity_report_tables_bold_best_and_figures(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from passmix.experiments.sensitivity import run_sensitivity
+    from passmix.experiments.sensitivity_report import (plot_error_vs_budget,
+                                                        write_sensitivity_report)
+
+    sims = {(f"m{i}",): simulate_matrix(40, 25, seed=i).data for i in range(2)}
+    run = run_sensitivity(sims, ["matrix"], budgets=[80, 200], seeds=1)
+    path = write_sensitivity_report(run, tmp_path, data=sims, title="T", command="cmd")
+    text = path.read_text()
+    assert text.startswith("# T") and "    cmd" in text
+    for name in ("errors.csv", "fits.csv", "fig_error_vs_budget.png", "fig_example_cdf.png"):
+        assert (tmp_path / name).exists()
+    # the bold cell of each W1 row is the smallest mean error of that budget
+    w1 = run.table("w1")
+    section = text.split("## W1")[1].split("##")[0]
+    for budget, row in w1.iterrows():
+        line = next(ln for ln in section.splitlines() if ln.startswith(f"| {budget} |"))
+        assert f"**{row.min():.2f}**" in line
+    assert "mixture below pirt" in text
+    errors = pd.read_csv(tmp_path / "errors.csv")
+    assert len(errors) == len(run.errors)
+    fig = plot_error_vs_budget(run, ["w1", "p50"])
+    assert len(fig.axes) == 2
