@@ -4,8 +4,12 @@ Run:  python benchmarks/bench_cli.py [--repeats 3] [--baseline REV] [--cold]
 
 Each run is a fresh process (import, fits of the 7 Pythia models at
 k = 1, 10, 100, 1000, intervals, printing). One untimed run of each variant
-first warms PyTensor's compile cache. Variants: this checkout with
-profile-likelihood intervals (the default) and with delta-method intervals;
+first warms PyTensor's compile cache (and passmix's compiled objective
+kept beside it). Variants: this checkout as a user runs it (profile-likelihood
+intervals, groups in parallel processes, the compiled objective read from
+disk); the same with ``--jobs 1`` (one process); with ``--jobs 1`` and
+``PASSMIX_OBJECTIVE_CACHE=0`` (compiled in every process, as before the disk
+cache); and with delta-method intervals;
 with ``--baseline REV``, the command of an earlier commit (checked out with
 ``git worktree`` in a temporary folder), e.g. ``85385e1``, the state before
 issues 7 and 8. Runs alternate between variants so that machine load affects
@@ -30,8 +34,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run(src: Path, extra: list[str], flags: str = "", cold: bool = False) -> float:
-    env = dict(os.environ, PYTHONPATH=str(src))
+def run(src: Path, extra: list[str], flags: str = "", cold: bool = False,
+        env_extra: dict[str, str] | None = None) -> float:
+    env = dict(os.environ, PYTHONPATH=str(src), **(env_extra or {}))
     if cold:
         flags = ",".join(f for f in (flags, f"compiledir={tempfile.mkdtemp(prefix='ptcold')}")
                          if f)
@@ -54,27 +59,30 @@ def main() -> None:
                         help="also time this checkout with no C compilation (PYTENSOR_FLAGS=cxx=)")
     args = parser.parse_args()
 
-    variants: dict[str, tuple[Path, list[str], str]] = {
-        "this checkout, profile (default)": (ROOT / "src", [], ""),
-        "this checkout, --interval delta": (ROOT / "src", ["--interval", "delta"], ""),
+    no_cache = {"PASSMIX_OBJECTIVE_CACHE": "0"}
+    variants: dict[str, tuple[Path, list[str], str, dict[str, str]]] = {
+        "this checkout (default)": (ROOT / "src", [], "", {}),
+        "this checkout, --jobs 1": (ROOT / "src", ["--jobs", "1"], "", {}),
+        "this checkout, --jobs 1, no disk cache": (ROOT / "src", ["--jobs", "1"], "", no_cache),
+        "this checkout, --interval delta": (ROOT / "src", ["--interval", "delta"], "", {}),
     }
     if args.no_cxx:
-        variants["this checkout, profile, cxx= (no C)"] = (ROOT / "src", [], "cxx=")
+        variants["this checkout, cxx= (no C)"] = (ROOT / "src", [], "cxx=", {})
     worktree = None
     if args.baseline:
         worktree = Path(tempfile.mkdtemp(prefix="passmix-baseline-")) / "tree"
         subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(worktree),
                         args.baseline], check=True, capture_output=True)
-        variants = {f"baseline {args.baseline}": (worktree / "src", [], ""), **variants}
+        variants = {f"baseline {args.baseline}": (worktree / "src", [], "", {}), **variants}
     try:
-        for src, extra, flags in variants.values():
-            run(src, extra, flags)  # compile cache
+        for src, extra, flags, env in variants.values():
+            run(src, extra, flags, env_extra=env)  # compile cache
         times: dict[str, list[float]] = {name: [] for name in variants}
         for _ in range(args.repeats):
-            for name, (src, extra, flags) in variants.items():
-                times[name].append(run(src, extra, flags))
-        cold = {name: run(src, extra, flags, cold=True)
-                for name, (src, extra, flags) in variants.items()} if args.cold else {}
+            for name, (src, extra, flags, env) in variants.items():
+                times[name].append(run(src, extra, flags, env_extra=env))
+        cold = {name: run(src, extra, flags, cold=True, env_extra=env)
+                for name, (src, extra, flags, env) in variants.items()} if args.cold else {}
     finally:
         if worktree is not None:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",

@@ -443,7 +443,7 @@ def test_version_and_help():
     text = run("--help").stdout
     for option in ("--example", "--group-by", "--k", "--level", "--method", "--format",
                    "--max-components", "--n-init", "--seed", "--layout", "--task",
-                   "--successes", "--trials", "--outcome", "--output", "--quiet"):
+                   "--successes", "--trials", "--outcome", "--output", "--jobs", "--quiet"):
         assert option in text
 
 
@@ -495,6 +495,25 @@ def test_estimate_table_warns_per_group_and_shows_progress(capsys):
     assert table.loc[table["k"] == 5, "estimate"].isna().sum() == 2 * 3
     err = capsys.readouterr().err
     assert "passmix" in err and "/2" in err  # the tqdm bar, forced on
+
+
+def test_estimate_table_is_the_same_in_worker_processes():
+    rng = np.random.default_rng(4)
+    groups = {(f"s{i}",): passmix.Counts(rng.binomial(6, rng.beta(1, 2, 40)), np.full(40, 6))
+              for i in range(3)}
+    groups[("full",)] = passmix.Counts(np.full(10, 6), np.full(10, 6))  # warns, in a worker
+    kwargs = dict(k=[1, 10, 100], method=["mixture", "naive"], max_components=2, n_init=3)
+    serial = estimate_table(groups, ["sys"], jobs=1, **kwargs)
+    with pytest.warns(passmix.DegenerateDataWarning) as record:
+        forked = estimate_table(groups, ["sys"], jobs=2, **kwargs)
+    pd.testing.assert_frame_equal(forked, serial, check_exact=False, rtol=1e-12)
+    assert forked.attrs["fits"].keys() == serial.attrs["fits"].keys()
+    assert any(str(w.message).startswith("sys='full': every task succeeded") for w in record)
+    groups[("none",)] = passmix.Counts(np.zeros(3, int), np.zeros(3, int))
+    with pytest.raises(ValueError, match="sys='none': no task has any trial"):
+        estimate_table(groups, ["sys"], jobs=2, **kwargs)
+    with pytest.raises(ValueError, match="jobs must be >= 1 or -1"):
+        estimate_table(groups, ["sys"], jobs=0, **kwargs)
 
 
 def test_doctests():

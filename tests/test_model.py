@@ -1,6 +1,11 @@
 """The PyMC model and its compiled objective against scipy.stats and finite differences."""
 
+import os
+import pickle
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -88,6 +93,88 @@ class TestObjective:
         obj.set_data(np.arange(6), np.full(6, 5), np.array([9, 8, 2, 5, 3, 3.0]))
         logp, grad = obj.logp_dlogp(np.array([2.856, 7.306, 5.0, 3.601, 0.508]))
         assert np.isfinite(logp) and np.all(np.isfinite(grad))
+
+
+class TestDiskCache:
+    """The compiled objective kept on disk between processes gives the same numbers."""
+
+    def test_round_trip_gives_the_same_logp_and_gradient(self, tmp_path):
+        from passmix import model
+
+        shared = model._compiled(model.OBJECTIVE_CAPACITY)
+        path = tmp_path / "objective.pkl"
+        model._store_cached(path, shared.fn)
+        loaded = model._load_cached(path)
+        assert loaded is not None and loaded is not shared.fn
+        data = {v.name: v for v in loaded.get_shared()}
+        rng = np.random.default_rng(3)
+        y, m, weight = _data(rng)
+        values = {**model.pair_data(y, m, weight), "active": np.array([1.0, 1.0, 0.0, 0.0])}
+        z = rng.normal(0, 1, model.n_free_parameters(model.OBJECTIVE_CAPACITY))
+        with shared.lock:
+            for name, value in values.items():
+                data[name].set_value(value)
+                shared.data[name].set_value(value)
+            want = shared.fn(z)
+        got = loaded(z)
+        assert float(got[0]) == pytest.approx(float(want[0]), rel=1e-14)
+        assert_allclose(got[1], want[1], rtol=1e-13, atol=1e-15)
+        # and it is the H = 2 likelihood scipy computes
+        h2 = get_objective(2)
+        zz = z[h2._embed]
+        assert float(got[0]) == pytest.approx(_scipy_loglik(zz, 2, y, m, weight), rel=1e-12)
+
+    def test_unreadable_or_foreign_files_are_rebuilt(self, tmp_path):
+        import pytensor
+        import pytensor.tensor as pt
+
+        from passmix import model
+
+        junk = tmp_path / "junk.pkl"
+        junk.write_bytes(b"not a pickle")
+        assert model._load_cached(junk) is None
+        assert model._load_cached(tmp_path / "absent.pkl") is None
+        x = pt.dvector("x")
+        other = pytensor.function([x], x.sum(), mode="FAST_COMPILE")
+        foreign = tmp_path / "foreign.pkl"
+        foreign.write_bytes(pickle.dumps(other))
+        assert model._load_cached(foreign) is None  # no data containers of the model
+        model._store_cached(tmp_path / "nodir" / "sub" / "x.pkl", other)  # makes the folders
+        assert (tmp_path / "nodir" / "sub" / "x.pkl").is_file()
+
+    def test_switched_off_and_keyed_by_what_it_is_made_of(self, monkeypatch):
+        import pytensor
+
+        from passmix import model
+
+        path = model._cache_path(4)
+        assert path.parent == Path(pytensor.config.compiledir) / "passmix"
+        assert model._cache_path(5) != path
+        monkeypatch.setenv(model.CACHE_ENV, "0")
+        assert model._cache_path(4) is None
+
+    def test_a_new_process_loads_it_without_pymc(self):
+        from passmix import model
+
+        if model._cache_path(model.OBJECTIVE_CAPACITY) is None:
+            pytest.skip(f"{model.CACHE_ENV}=0 in this environment")
+        model._compiled(model.OBJECTIVE_CAPACITY)  # written by this process if absent
+        rng = np.random.default_rng(8)
+        y, m, weight = _data(rng)
+        z = rng.normal(0, 1, 5)
+        code = (
+            "import sys, numpy as np\n"
+            "from passmix.model import get_objective\n"
+            "obj = get_objective(2)\n"
+            f"obj.set_data(np.array({y.tolist()}), np.array({m.tolist()}), "
+            f"np.array({weight.tolist()}))\n"
+            f"print(repr(obj.logp_dlogp(np.array({z.tolist()}))[0]), 'pymc' in sys.modules)\n"
+        )
+        env = {k: v for k, v in os.environ.items() if k != model.CACHE_ENV}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True, env=env).stdout.split()
+        assert out[1] == "False"
+        assert float(out[0]) == pytest.approx(_scipy_loglik(z, 2, y, m, weight), rel=1e-12)
 
 
 class TestModel:

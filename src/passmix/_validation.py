@@ -18,6 +18,7 @@ __all__ = [
     "FitWarning",
     "PosteriorWarning",
     "K_MAX",
+    "check_jobs",
     "check_k",
     "check_level",
     "check_metric",
@@ -143,6 +144,14 @@ def check_whole(value, name: str, minimum: int = 1, maximum: int | None = None, 
     if maximum is not None and value > maximum:
         raise ValueError(f"{name} must be <= {maximum}, got {value}.")
     return int(value)
+
+
+def check_jobs(jobs) -> int:
+    """Worker processes: a whole number >= 1, or -1 for one per CPU."""
+    if isinstance(jobs, (bool, np.bool_)) or not isinstance(jobs, numbers.Integral) \
+            or jobs == 0 or jobs < -1:
+        raise ValueError(f"jobs must be >= 1 or -1, got {jobs!r}.")
+    return int(jobs)
 
 
 def check_seed(seed, name: str = "seed"):

@@ -222,6 +222,8 @@ def main() -> None:
               default=None, help="EvalPlus: success on the plus (default) or base tests.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               default=None, metavar="PATH", help="Write to this file instead of stdout.")
+@click.option("--jobs", "-j", type=click.IntRange(min=-1), default=-1, metavar="N",
+              help="Processes fitting groups in parallel (-1: one per CPU; 1: none).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
 def estimate(
@@ -248,6 +250,7 @@ def estimate(
     threshold: float | None,
     status: str | None,
     output: Path | None,
+    jobs: int,
     quiet: bool,
 ) -> None:
     """Estimate Pass@k, Pass^k and AUC@k from FILE (CSV, TSV, JSONL or Parquet, or a log).
@@ -299,6 +302,7 @@ def estimate(
                 groups, group_cols, k=horizons, level=level, method=method.lower(),
                 max_components=max_components, n_init=n_init, seed=seed,
                 interval=interval.lower(), progress=not quiet and _is_tty(sys.stderr),
+                jobs=jobs,
             )
             text = render(table, fmt.lower(), groups, group_cols, level)
             if output is None:

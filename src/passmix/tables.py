@@ -11,19 +11,23 @@ thin wrapper of these two, and the experiment harness builds its rows with
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import math
+import multiprocessing
+import os
 import sys
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ._defaults import CLI_K, INTERVAL_METHODS, LEVEL, METRICS
-from ._validation import DegenerateDataWarning, FitWarning, check_k, check_level
+from ._validation import DegenerateDataWarning, FitWarning, check_jobs, check_k, check_level
 from .data import Counts
 from .registry import get_estimator, resolve_methods, shares_tasks
 from .results import FittedResult
@@ -67,15 +71,10 @@ def result_rows(result: FittedResult, ks: np.ndarray, level: float, interval: st
                                        table["lower"], table["upper"])]
 
 
-def _reissue(caught: list[warnings.WarningMessage], label: str) -> None:
-    """Warn again, once per distinct message, with the group in front."""
-    seen: set[tuple[type, str]] = set()
-    for w in caught:
-        text = str(w.message)
-        if (w.category, text) in seen:
-            continue
-        seen.add((w.category, text))
-        warnings.warn(f"{label}: {text}" if label else text, w.category, stacklevel=4)
+def _reissue(said: Sequence[tuple[type[Warning], str]], label: str) -> None:
+    """Warn again, once per distinct ``(category, message)``, with the group in front."""
+    for category, text in dict.fromkeys(said):
+        warnings.warn(f"{label}: {text}" if label else text, category, stacklevel=4)
 
 
 def estimate_table(
@@ -90,6 +89,7 @@ def estimate_table(
     *,
     interval: str = "profile",
     progress: bool = False,
+    jobs: int = 1,
 ) -> pd.DataFrame:
     """Pass@k, Pass^k and AUC@k for each group, method and horizon.
 
@@ -123,6 +123,12 @@ def estimate_table(
     progress : bool, default False
         Show a progress bar over groups on stderr (only if there are at
         least two groups).
+    jobs : int, default 1
+        Worker processes for the groups after the first (-1: one per CPU).
+        They are forked from this process once the first group has compiled
+        what the estimators need, so each starts at once; where ``fork`` is
+        unavailable (Windows) the groups run here, one after another. The
+        table is the same for any `jobs`.
 
     Returns
     -------
@@ -201,11 +207,16 @@ def estimate_table(
     ks = pd.unique(ks)
     level = check_level(level)
     methods = resolve_methods(method)
+    jobs = check_jobs(jobs)
     if not isinstance(interval, str) or interval.lower() not in INTERVAL_METHODS:
         raise ValueError(f"unknown interval method {interval!r}; expected one of "
                          f"{', '.join(INTERVAL_METHODS)}.")
     options = {"seed": seed, "max_components": max_components, "n_init": n_init}
     joint = _joint_results(groups, methods, method, options)
+
+    work = functools.partial(
+        _group_work, group_cols=group_cols, methods=methods, joint=joint, options=options,
+        ks=ks, level=level, interval=interval.lower())
 
     from tqdm import tqdm
 
@@ -217,52 +228,24 @@ def estimate_table(
         disable=not progress or len(groups) < 2, leave=False,
     )
     with bar:
-        for key, counts in groups.items():
+        for key, done in _map_groups(work, groups, jobs):
             label = group_label(group_cols, key)
             bar.set_postfix_str(label, refresh=False)
-            prefix = dict(zip(group_cols, (_plain(v) for v in key)))
-            failure: Exception | None = None
-            notes: list[str] = []
-            new_rows: list[dict[str, Any]] = []
-            with recorded_warnings() as caught:
-                try:
-                    for name in methods:
-                        if name in joint:
-                            result = joint[name][key]
-                        elif get_estimator(name).joint:
-                            continue  # left out: no two groups share a task
-                        else:
-                            result = get_estimator(name)(counts, **options)
-                        own = getattr(result, "interval_methods", None)
-                        iv = interval.lower()
-                        if own is not None and iv not in own:
-                            unavailable.add((name, iv, own[0]))
-                            iv = own[0]
-                        part = result_rows(result, ks, level, iv)
-                        info = result.info()
-                        n_comp = info.get("n_components")
-                        new_rows += [{**row, "method": name, "n_components": n_comp}
-                                     for row in part]
-                        if name == "mixture":
-                            fits[key] = {f: info[f] for f in ("n_components", "loglik", "bic",
-                                                              "converged", "status")}
-                        undefined = ks[[np.isnan(r["estimate"]) for r in part[:ks.size]]]
-                        note = getattr(result, "undefined_note", None)
-                        if undefined.size and note is not None:
-                            notes.append(note(undefined))
-                except (ValueError, RuntimeError) as err:
-                    failure = err
-            _reissue(caught, label)  # also what was said before a failure
-            if failure is not None:
+            _reissue(done.warnings, label)  # also what was said before a failure
+            if done.failure is not None:
                 if not label:
-                    raise failure
-                kind = ValueError if isinstance(failure, ValueError) else RuntimeError
-                raise kind(f"{label}: {failure}") from failure
-            for note in notes:
+                    raise done.failure
+                kind = ValueError if isinstance(done.failure, ValueError) else RuntimeError
+                raise kind(f"{label}: {done.failure}") from done.failure
+            for note in done.notes:
                 if note:
                     warnings.warn(f"{label + ': ' if label else ''}{note}",
                                   DegenerateDataWarning, stacklevel=2)
-            rows.extend({**prefix, **row} for row in new_rows)
+            if done.fit is not None:
+                fits[key] = done.fit
+            unavailable |= done.unavailable
+            prefix = dict(zip(group_cols, (_plain(v) for v in key)))
+            rows.extend({**prefix, **row} for row in done.rows)
             bar.update(1)
 
     for name, asked, used in sorted(unavailable):
@@ -276,6 +259,88 @@ def estimate_table(
     table.attrs["fits"] = fits
     return table
 
+
+@dataclass
+class _GroupRows:
+    """What one group's estimators gave: rows, the mixture's fit summary, what they said."""
+
+    rows: list[dict[str, Any]]
+    fit: dict[str, Any] | None
+    notes: list[str]
+    unavailable: set[tuple[str, str, str]]
+    warnings: list[tuple[type[Warning], str]]
+    failure: Exception | None
+
+
+def _group_work(item: tuple[tuple, Counts], *, group_cols, methods, joint, options, ks, level,
+                interval) -> _GroupRows:
+    """Every requested estimator on one group; errors and warnings are returned, not raised."""
+    key, counts = item
+    rows: list[dict[str, Any]] = []
+    fit = None
+    notes: list[str] = []
+    unavailable: set[tuple[str, str, str]] = set()
+    failure: Exception | None = None
+    with recorded_warnings() as caught:
+        try:
+            for name in methods:
+                if name in joint:
+                    result = joint[name][key]
+                elif get_estimator(name).joint:
+                    continue  # left out: no two groups share a task
+                else:
+                    result = get_estimator(name)(counts, **options)
+                own = getattr(result, "interval_methods", None)
+                iv = interval
+                if own is not None and iv not in own:
+                    unavailable.add((name, iv, own[0]))
+                    iv = own[0]
+                part = result_rows(result, ks, level, iv)
+                info = result.info()
+                n_comp = info.get("n_components")
+                rows += [{**row, "method": name, "n_components": n_comp} for row in part]
+                if name == "mixture":
+                    fit = {f: info[f] for f in ("n_components", "loglik", "bic", "converged",
+                                                "status")}
+                undefined = ks[[np.isnan(r["estimate"]) for r in part[:ks.size]]]
+                note = getattr(result, "undefined_note", None)
+                if undefined.size and note is not None:
+                    notes.append(note(undefined))
+        except (ValueError, RuntimeError) as err:
+            failure = err
+    said = [(w.category, str(w.message)) for w in caught]
+    return _GroupRows(rows, fit, notes, unavailable, said, failure)
+
+
+def _map_groups(work, groups: Mapping[tuple, Counts], jobs: int
+                ) -> Iterator[tuple[tuple, _GroupRows]]:
+    """``(key, work((key, counts)))`` for every group, in order.
+
+    With ``jobs != 1`` the groups after the first run in forked worker
+    processes. The first runs here, so the workers inherit whatever it
+    compiled (the mixture's objective, once per process) instead of each
+    compiling its own; without ``fork`` (Windows) everything runs here.
+    """
+    items = list(groups.items())
+    n_workers = min(_worker_count(jobs), len(items) - 1)
+    if n_workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+        for item in items:
+            yield item[0], work(item)
+        return
+    yield items[0][0], work(items[0])
+    with multiprocessing.get_context("fork").Pool(n_workers) as pool:
+        for item, done in zip(items[1:], pool.imap(work, items[1:])):
+            yield item[0], done
+
+
+def _worker_count(jobs: int) -> int:
+    """``jobs``, with -1 meaning every CPU this process may use."""
+    if jobs != -1:
+        return jobs
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 # --------------------------------------------------------------------------
 # rendering
@@ -300,7 +365,7 @@ def _joint_results(groups: Mapping[tuple, Counts], methods: list[str], asked,
     for name in names:
         with recorded_warnings() as caught:
             out[name] = get_estimator(name)(groups, **options)
-        _reissue(caught, name)
+        _reissue([(w.category, str(w.message)) for w in caught], name)
     return out
 
 

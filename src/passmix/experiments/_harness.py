@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import check_jobs as jobs_iv
 from ..data import Counts
 from ..registry import estimator_names, get_estimator
 
@@ -109,14 +110,6 @@ def seeds_iv(seeds: Any) -> tuple[int, ...]:
     if not values or any(s < 0 for s in values) or len(set(values)) != len(values):
         raise ValueError(f"seeds must be a count >= 1 or distinct integers >= 0, got {seeds!r}.")
     return values
-
-
-def jobs_iv(jobs: Any) -> int:
-    """Worker processes: >= 1, or -1 for all cores."""
-    if isinstance(jobs, (bool, np.bool_)) or not isinstance(jobs, numbers.Integral) \
-            or jobs == 0 or jobs < -1:
-        raise ValueError(f"jobs must be >= 1 or -1, got {jobs!r}.")
-    return int(jobs)
 
 
 def data_hash(key: tuple, data: Counts | np.ndarray) -> str:
