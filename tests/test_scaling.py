@@ -346,21 +346,71 @@ def system():
 
 def test_evaluate_stops_at_the_target_halfwidth(system):
     # the beta-binomial refits fastest; the loop is the same for every predictor
-    res = passmix.evaluate(system, 60, budget=20_000, k=100, seed=0, progress=False,
-                           target_halfwidth=0.08, predictor="beta_binomial")
+    # (60 tasks: the 95% half-width levels off near 0.07, and the looks' higher
+    # levels (alpha spending) put the reachable one near 0.12)
+    res = passmix.evaluate(system, 60, budget=3000, k=100, seed=0, progress=False,
+                           target_halfwidth=0.15, predictor="beta_binomial")
     assert res.stopped == "target"
-    assert res.attempts < 20_000
-    assert res.trajectory["halfwidth"].iloc[-1] <= 0.08
-    assert (res.trajectory["halfwidth"].iloc[:-1] > 0.08).all()
+    assert res.attempts < 3000
+    t = res.trajectory
+    assert t["halfwidth"].iloc[-1] <= 0.15
+    could_stop = (t["level"] != 0.95).to_numpy()[:-1]
+    assert (t["halfwidth"].iloc[:-1][could_stop] > 0.15).all()
     lo, hi = res.interval
     assert lo <= res.estimate <= hi
     assert res.summary().loc[0, "stopped"] == "target"
     # a floor of attempts per task holds the rule back until every task has it
-    floor = passmix.evaluate(system, 60, budget=20_000, k=100, seed=0, progress=False,
-                             target_halfwidth=0.08, predictor="beta_binomial",
+    floor = passmix.evaluate(system, 60, budget=3000, k=100, seed=0, progress=False,
+                             target_halfwidth=0.15, predictor="beta_binomial",
                              sampler="uniform", min_attempts=12)
     assert floor.stopped == "target" and floor.counts.trials.min() >= 12
     assert floor.attempts >= 12 * 60
+
+
+def test_stopping_rule_spends_its_error_over_the_looks():
+    p = np.random.default_rng(2).beta(0.6, 2.5, 50)
+    kw = dict(budget=2000, k=50, seed=0, progress=False, predictor="beta_binomial",
+              sampler="uniform", refit_every=100)
+    res = passmix.evaluate(OracleSystem(p, seed=0), 50, target_halfwidth=0.06, **kw)
+    t = res.trajectory
+    error = 1.0 - t["level"].to_numpy()
+    spends = t["level"].to_numpy() != 0.95
+    assert spends.any()
+    # by each look that may stop, (1 - level) * attempts / budget is spent
+    np.testing.assert_allclose(np.cumsum(error[spends]),
+                               0.05 * t["attempts"].to_numpy()[spends] / 2000, rtol=1e-9)
+    assert error[spends].sum() <= 0.05 + 1e-12
+    lo, hi = res.fit.interval("pass@k", 50, t["level"].iloc[-1], method="delta")
+    assert (lo, hi) == pytest.approx(res.interval, rel=1e-12)
+    # every look at 95%: narrower looks, so it stops no later
+    nominal = passmix.evaluate(OracleSystem(p, seed=0), 50, target_halfwidth=0.06,
+                               alpha_spending=None, **kw)
+    assert (nominal.trajectory["level"] == 0.95).all()
+    assert nominal.attempts <= res.attempts
+    # alpha_spending is the exponent of the spending function
+    late = passmix.evaluate(OracleSystem(p, seed=0), 50, target_halfwidth=0.06,
+                            alpha_spending=3.0, **{**kw, "budget": 300})
+    levels = late.trajectory["level"].to_numpy()
+    np.testing.assert_allclose(1 - levels, 0.05 * np.diff([0, 1 / 27, 8 / 27, 1.0]),
+                               rtol=1e-9)
+    # looks before every task has min_attempts spend nothing; the first one after does
+    floor = passmix.evaluate(OracleSystem(p, seed=0), 50, target_halfwidth=0.06,
+                             min_attempts=5, **{**kw, "budget": 700})
+    levels = floor.trajectory["level"].to_numpy()  # 2, 4, 6, ... attempts per task
+    np.testing.assert_allclose(levels[:2], 0.95)
+    np.testing.assert_allclose(1 - levels[2], 0.05 * 300 / 700, rtol=1e-9)
+    # one attempt per task does not identify Pass@50: the fit warns, so the rule
+    # may not stop on that look and it spends nothing; the last look spends it all
+    once = passmix.evaluate(OracleSystem(p, seed=0), 50, target_halfwidth=0.06,
+                            **{**kw, "budget": 100, "refit_every": 50})
+    np.testing.assert_allclose(once.trajectory["level"], [0.95, 0.95])
+    # no target: no stopping rule, every look at the level
+    plain = passmix.evaluate(OracleSystem(p, seed=0), 50, **{**kw, "budget": 300})
+    assert (plain.trajectory["level"] == 0.95).all()
+    for bad in (0, -1.0, np.inf, True, "linear"):
+        with pytest.raises(ValueError, match="alpha_spending must be"):
+            passmix.evaluate(OracleSystem(p, seed=0), 50, target_halfwidth=0.06,
+                             alpha_spending=bad, **kw)
 
 
 def test_evaluate_resumes(system):
