@@ -20,7 +20,7 @@ from scipy.special import expit, log_softmax, logsumexp
 import passmix
 from passmix.panel import Panel
 from passmix.pooled import (DEFAULT_GRID, PooledSystem, _blocks, _layout, fit_pooled,
-                            get_pooled_objective, task_grid_loglik)
+                            get_pooled_objective, heldout_loglik, task_grid_loglik)
 from passmix.results import FittedResult
 
 N_SYS = 3  # one panel width throughout, so the compiled objective is reused
@@ -253,6 +253,54 @@ def test_mixture_of_normals_recovered_and_chosen_by_bic():
     pi = np.exp(log_softmax(np.concatenate([[0.0], fit.params[-1:]])))[order]
     assert_allclose(pi, [0.4, 0.6], atol=0.06)
     assert_allclose(fit.abilities, a - a.mean(), atol=0.25)
+
+
+class TestHeldOut:
+    """The held-out criterion: new tasks' likelihood, and the choice it makes."""
+
+    def test_heldout_loglik_by_integration(self, small_panel):
+        rng = np.random.default_rng(2)
+        y, m, _ = simulate(rng, [-0.6, 0.1, 0.5], [8.0, 40.0, 3.0], rng.normal(0.5, 1.2, 60), 6)
+        fit = fit_pooled(Panel(y[:, :50], m[:, :50]), family="normal", seed=0)
+        test = Panel(y[:, 50:], m[:, 50:])
+        got = heldout_loglik(fit.params, "normal", test, DEFAULT_GRID)
+        layout = _layout(test)
+        a, log_kappa = fit.abilities, np.log(fit.concentrations)
+        mean, sd = fit.params[-2], np.exp(fit.params[-1])
+        want = 0.0
+        for j in range(10):
+            def integrand(d):
+                ll = task_grid_loglik(layout, a, log_kappa, np.array([d]))[j, 0]
+                return np.exp(ll) * stats.norm.pdf(d, mean, sd)
+            value, _ = integrate.quad(integrand, mean - 12 * sd, mean + 12 * sd, limit=200)
+            want += np.log(value)
+        assert got == pytest.approx(want, rel=1e-7)
+        # and on the training tasks it is the fit's own log-likelihood
+        train = Panel(y[:, :50], m[:, :50])
+        assert heldout_loglik(fit.params, "normal", train, DEFAULT_GRID) == pytest.approx(
+            fit.loglik, rel=1e-12)
+
+    @pytest.mark.parametrize("case, chosen", [("two groups", 2), ("normal", 1)])
+    def test_heldout_chooses_the_simulated_distribution(self, case, chosen):
+        rng = np.random.default_rng(5 if case == "two groups" else 6)
+        n = 120
+        d = (np.where(rng.random(n) < 0.4, rng.normal(-1, 0.5, n), rng.normal(4, 0.7, n))
+             if case == "two groups" else rng.normal(1.0, 1.5, n))
+        y, m, _ = simulate(rng, [-0.5, 0.0, 0.5], [50.0] * 3, d, 10)
+        fit = fit_pooled(Panel(y, m), max_components=2, criterion="heldout", n_folds=2, seed=0)
+        table = fit.family_table
+        assert fit.n_components == chosen
+        assert table.loc[table["heldout_loglik"].idxmax(), "n_components"] == chosen
+        assert table["selected"].sum() == 1
+        # held out, a task is predicted less well than when it was fitted
+        assert (table["heldout_loglik"] < table["loglik"]).all()
+
+    def test_bad_criterion_and_folds(self, small_panel):
+        with pytest.raises(ValueError, match="unknown criterion 'aic'"):
+            fit_pooled(small_panel, criterion="aic")
+        for bad in (1, 5, 2.5, True):
+            with pytest.raises(ValueError, match="n_folds must be a whole number in 2..4"):
+                fit_pooled(small_panel, criterion="heldout", n_folds=bad)
 
 
 class TestGridEM:

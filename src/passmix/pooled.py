@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
-from scipy.special import betaln, digamma, expit, gammaln, log_softmax, logsumexp
+from scipy.special import betaln, expit, gammaln, log_softmax, logsumexp
 
 from ._defaults import METRICS, SUMMARY_K
 from ._validation import FitWarning, check_k, check_level, check_metric, check_seed
@@ -63,12 +63,14 @@ from .intervals import ConfidenceInterval
 from .metrics import evaluate_logit, evaluate_metric
 from .panel import Panel, as_panel
 
-__all__ = ["DEFAULT_GRID", "FAMILIES", "PooledFit", "PooledSystem", "em_grid_weights",
-           "fit_pooled", "fit_pooled_groups"]
+__all__ = ["CRITERIA", "DEFAULT_GRID", "FAMILIES", "PooledFit", "PooledSystem",
+           "em_grid_weights", "fit_pooled", "fit_pooled_groups", "heldout_loglik"]
 
 #: Grid of task difficulties (logits): wide enough that a task nobody solves
 #: and one everybody solves both sit inside it (a narrow grid breaks the fit).
 DEFAULT_GRID = np.linspace(-15.0, 20.0, 141)
+#: How fit_pooled chooses among the candidate difficulty distributions.
+CRITERIA = ("bic", "heldout")
 #: Difficulty families; the first is the default (``"auto"`` fits both, BIC picks).
 FAMILIES = ("normal", "grid")
 _BOUNDS = {
@@ -528,7 +530,9 @@ class PooledFit:
     converged : bool
         L-BFGS-B's verdict on the chosen family's optimum.
     family_table : pandas.DataFrame
-        Every family tried: log-likelihood, parameters counted, BIC, selected.
+        Every family tried: log-likelihood, parameters counted, BIC, selected;
+        with ``criterion="heldout"`` also ``heldout_loglik``, the held-out
+        tasks' log-likelihood summed over the folds.
     params : numpy.ndarray
         The optimum's free coordinates.
     n_components : int
@@ -953,8 +957,90 @@ def fit_pooled_groups(groups: Mapping[tuple, Counts], seed=None) -> dict[tuple, 
     return {key: result.system(key) for key in groups}
 
 
+
+def _fit_candidates(panel: Panel, layout: _Layout, families, max_components: int,
+                    grid: np.ndarray, n_init: int, rng: np.random.Generator) -> list[_Candidate]:
+    """Every candidate difficulty distribution fitted to `panel`, in the family table's order."""
+    normal = _fit_family(panel, layout, "normal", grid, n_init, rng)
+    candidates = [normal] if "normal" in families else []
+    if "normal" in families:
+        candidates += [_fit_family(panel, layout, "normal", grid, n_init, rng, warm=normal,
+                                   n_components=h) for h in range(2, max_components + 1)]
+    if "grid" in families:
+        candidates.append(_fit_family(panel, layout, "grid", grid, n_init, rng, warm=normal))
+    return candidates
+
+
+def heldout_loglik(params: np.ndarray, family: str, panel: Panel, grid: np.ndarray,
+                   n_components: int = 1) -> float:
+    """Marginal log-likelihood of `panel`'s tasks under fitted pooled-model coordinates.
+
+    Each task's difficulty is integrated out over the fitted distribution
+    (the grid sum of the fit), with the systems' abilities and
+    concentrations held at the fit's: the score of new tasks under a model
+    fitted to other tasks of the same systems.
+
+    Parameters
+    ----------
+    params : numpy.ndarray
+        Free coordinates of a fit (:attr:`PooledFit.params`).
+    family : {"normal", "grid"}
+        The fit's difficulty family (:attr:`PooledFit.family`).
+    panel : Panel
+        Counts of the same systems, in the same order, on the tasks to score.
+    grid : numpy.ndarray
+        The fit's difficulty grid (:attr:`PooledFit.grid`).
+    n_components : int, default 1
+        Normals in the fit's difficulty distribution.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import passmix
+    >>> from passmix.pooled import heldout_loglik
+    >>> rng = np.random.default_rng(1)
+    >>> d = rng.normal(1.0, 2.0, size=100)
+    >>> p = 1 / (1 + np.exp(-(np.array([-1.0, 0.0, 1.0])[:, None] - d[None, :])))
+    >>> y, m = rng.binomial(10, p), np.full(p.shape, 10)
+    >>> fit = passmix.fit_pooled(passmix.Panel(y[:, :80], m[:, :80]), seed=0)
+    >>> new = passmix.Panel(y[:, 80:], m[:, 80:])
+    >>> score = heldout_loglik(fit.params, fit.family, new, fit.grid, fit.n_components)
+    >>> bool(score < 0)
+    True
+    """
+    layout = _layout(panel)
+    objective = get_pooled_objective(layout, family, grid, n_components)
+    with objective.lock:
+        objective.set_data(layout, grid, n_components)
+        return objective.logp_dlogp(params)[0]
+
+
+def _heldout_loglik(panel: Panel, families, max_components: int, grid: np.ndarray,
+                    n_init: int, n_folds: int, rng: np.random.Generator) -> np.ndarray:
+    """Held-out log-likelihood of every candidate, summed over `n_folds` folds of tasks."""
+    y, m = panel.successes, panel.trials
+    n_tasks = panel.shape[1]
+    folds = np.array_split(rng.permutation(n_tasks), n_folds)
+    total = None
+    for held in folds:
+        keep = np.setdiff1d(np.arange(n_tasks), held)
+        train = Panel(y[:, keep], m[:, keep])
+        test = Panel(y[:, held], m[:, held])
+        fitted = _fit_candidates(train, _layout(train), families, max_components, grid,
+                                 n_init, rng)
+        scores = np.array([heldout_loglik(c.optimum.params, c.family, test, grid,
+                                          c.n_components) for c in fitted])
+        total = scores if total is None else total + scores
+    return total
+
+
 def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: int = 3,
-               max_components: int = 1, seed=None, **read_kwargs) -> PooledFit:
+               max_components: int = 1, criterion: str = "bic", n_folds: int = 5, seed=None,
+               **read_kwargs) -> PooledFit:
     """Fit the pooled model to many systems on shared tasks by marginal maximum likelihood.
 
     Parameters
@@ -982,8 +1068,19 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
         The normal family is a mixture of H = 1 .. `max_components` normals,
         H chosen by BIC (each H > 1 also starts from the single normal's
         optimum, split). Each H costs about one more normal fit.
+    criterion : {"bic", "heldout"}, default "bic"
+        How the difficulty distribution is chosen among the candidates
+        (families, and H for the normal): the smallest BIC, or the largest
+        held-out log-likelihood. ``"heldout"`` splits the tasks at random
+        into `n_folds` folds, fits every candidate on the other folds'
+        tasks, and scores each fold's tasks by their marginal likelihood
+        under that fit (their difficulties integrated out, as in the fit);
+        it costs `n_folds` more fits of every candidate, and does not rest on
+        counting the grid's parameters. Ties go to the simpler candidate.
+    n_folds : int, default 5
+        Folds of tasks for ``criterion="heldout"`` (2 to the number of tasks).
     seed : int or numpy.random.Generator, optional
-        Seed of the jittered starts.
+        Seed of the jittered starts and of the folds.
     **read_kwargs
         Column names (``task``, ``successes``, ``trials``, ``outcome``) for a
         table or file, as :func:`passmix.read_counts`.
@@ -1021,18 +1118,16 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
             or not 1 <= max_components <= 6:
         raise ValueError(f"max_components must be a whole number in 1..6, got "
                          f"{max_components!r}.")
+    if criterion not in CRITERIA:
+        raise ValueError(f"unknown criterion {criterion!r}; expected one of "
+                         f"{', '.join(CRITERIA)}.")
+    if criterion == "heldout" and (isinstance(n_folds, bool) or int(n_folds) != n_folds
+                                   or not 2 <= n_folds <= panel.shape[1]):
+        raise ValueError(f"n_folds must be a whole number in 2..{panel.shape[1]} (the tasks), "
+                         f"got {n_folds!r}.")
     layout = _layout(panel)
-    normal = _fit_family(panel, layout, "normal", grid, int(n_init), rng)
-    candidates = [normal] if "normal" in families else []
-    if "normal" in families:
-        candidates += [_fit_family(panel, layout, "normal", grid, int(n_init), rng, warm=normal,
-                                   n_components=h) for h in range(2, int(max_components) + 1)]
-    if "grid" in families:
-        candidates.append(_fit_family(panel, layout, "grid", grid, int(n_init), rng, warm=normal))
-    # ties (within 1e-6 relative) go to the simpler model, as in passmix.fit
-    lowest = min(c.bic for c in candidates)
-    best = min((c for c in candidates if c.bic <= lowest + 1e-6 * max(1.0, abs(lowest))),
-               key=lambda c: c.n_params)
+    candidates = _fit_candidates(panel, layout, families, int(max_components), grid,
+                                 int(n_init), rng)
     table = pd.DataFrame({
         "family": [c.family for c in candidates],
         "n_components": [c.n_components if c.family != "grid" else pd.NA for c in candidates],
@@ -1040,8 +1135,18 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
         "n_params": [c.n_params for c in candidates],
         "bic": [c.bic for c in candidates],
         "converged": [c.optimum.converged for c in candidates],
-        "selected": [c is best for c in candidates],
     })
+    if criterion == "bic":
+        score = -table["bic"].to_numpy()
+    else:
+        score = _heldout_loglik(panel, families, int(max_components), grid, int(n_init),
+                                int(n_folds), rng)
+        table["heldout_loglik"] = score
+    # ties (within 1e-6 relative) go to the simpler model, as in passmix.fit
+    top = score.max()
+    tied = [i for i, v in enumerate(score) if v >= top - 1e-6 * max(1.0, abs(top))]
+    best = candidates[min(tied, key=lambda i: candidates[i].n_params)]
+    table["selected"] = [c is best for c in candidates]
     parts = best.parts
     a = _abilities(parts["ability"])
     return PooledFit(panel=panel, family=best.family, grid=grid, abilities=a,
