@@ -31,6 +31,7 @@ __version__ = "0.1.0"
 _LAZY = {name: ".posterior" for name in
          ("compare_intervals", "credible_interval", "posterior_metrics", "sample")}
 _LAZY.update({name: ".scaling.loop" for name in ("EvaluationResult", "evaluate")})
+_LAZY["sample_pooled"] = ".pooled_posterior"
 
 
 def __getattr__(name: str):
@@ -82,5 +83,6 @@ __all__ = [
     "read_trials",
     "register_estimator",
     "sample",
+    "sample_pooled",
     "sensitivity",
 ]

@@ -64,11 +64,19 @@ from .metrics import evaluate_logit, evaluate_metric
 from .panel import Panel, as_panel
 
 __all__ = ["CRITERIA", "DEFAULT_GRID", "FAMILIES", "PooledFit", "PooledSystem",
-           "em_grid_weights", "fit_pooled", "fit_pooled_groups", "heldout_loglik"]
+           "WEAK_POOLED_PRIOR", "em_grid_weights", "fit_pooled",
+           "fit_pooled_groups", "heldout_loglik"]
 
 #: Grid of task difficulties (logits): wide enough that a task nobody solves
 #: and one everybody solves both sit inside it (a narrow grid breaks the fit).
 DEFAULT_GRID = np.linspace(-15.0, 20.0, 141)
+#: ``(mean, sd)`` of the independent normal priors of ``prior="weak"``, per free
+#: coordinate: abilities and difficulties within about +-10 on the logit scale,
+#: concentrations from e^-4 (each system on its own) to e^8 (plain Rasch), a
+#: difficulty spread from about 0.1 to 30 logits.
+WEAK_POOLED_PRIOR = {"ability": (0.0, 5.0), "log_concentration": (2.0, 3.0),
+                     "difficulty_mean": (0.0, 5.0), "log_difficulty_sd": (0.5, 1.5),
+                     "component_logits": (0.0, 2.0), "grid_logits": (0.0, 2.0)}
 #: How fit_pooled chooses among the candidate difficulty distributions.
 CRITERIA = ("bic", "heldout")
 #: Difficulty families; the first is the default (``"auto"`` fits both, BIC picks).
@@ -186,8 +194,12 @@ def task_grid_loglik(layout: _Layout, a, log_kappa, grid) -> np.ndarray:
 
 # -- the PyMC model and its compiled objective -------------------------------------
 def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray = DEFAULT_GRID,
-                       n_components: int = 1):
+                       n_components: int = 1, prior: str = "flat"):
     """The PyMC model of the pooled likelihood (flat priors: its mode is the MLE).
+
+    With ``prior="weak"`` the free coordinates get the independent normal
+    priors of :data:`WEAK_POOLED_PRIOR` instead, a proper posterior for NUTS
+    (:func:`passmix.pooled_posterior.sample_pooled`).
 
     Data containers ``pair_y``, ``pair_failures``, ``pair_log_comb``,
     ``incidence`` and ``grid`` (and ``components``, H zeros, for the normal
@@ -215,7 +227,17 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
             comp = pm.Data("components", np.zeros(n_components))
             sizes.update(difficulty_mean=comp.shape[0], log_difficulty_sd=comp.shape[0],
                          component_logits=comp.shape[0] - 1)
-        free = {name: pm.Flat(name, shape=(sizes[name],)) for name in _block_names(family)}
+        if prior == "flat":
+            free = {name: pm.Flat(name, shape=(sizes[name],)) for name in _block_names(family)}
+        elif prior == "weak":
+            # the abilities' common shift is not identified: a zero-sum normal
+            # leaves it out, so NUTS does not wander along it
+            free = {"ability": pm.ZeroSumNormal("ability", sigma=WEAK_POOLED_PRIOR["ability"][1],
+                                                shape=(layout.n_systems,))}
+            free.update({name: pm.Normal(name, *WEAK_POOLED_PRIOR[name], shape=(sizes[name],))
+                         for name in _block_names(family)[1:]})
+        else:
+            raise ValueError(f"unknown prior {prior!r}; expected 'flat' or 'weak'.")
         # centred, not "the last is minus the sum of the others": every ability stays
         # within twice its coordinate's box, however many systems there are
         a = free["ability"] - pt.mean(free["ability"])
