@@ -141,6 +141,18 @@ class TestDiskCache:
         assert model._load_cached(foreign) is None  # no data containers of the model
         model._store_cached(tmp_path / "nodir" / "sub" / "x.pkl", other)  # makes the folders
         assert (tmp_path / "nodir" / "sub" / "x.pkl").is_file()
+        # storing prunes files of the same capacity not written for a month, and no other
+        old, recent = (tmp_path / f"objective-4-{n}.pkl" for n in ("old", "new"))
+        for f in (old, recent):
+            f.write_bytes(b"")
+        other_h = tmp_path / "objective-5-old.pkl"
+        other_h.write_bytes(b"")
+        month = 31 * 24 * 3600
+        os.utime(old, (old.stat().st_atime - month, old.stat().st_mtime - month))
+        os.utime(other_h, (other_h.stat().st_atime - month, other_h.stat().st_mtime - month))
+        model._store_cached(tmp_path / "objective-4-current.pkl", other)
+        assert not old.exists() and recent.exists() and other_h.exists()
+        assert not list(tmp_path.glob("*.tmp"))
 
     def test_switched_off_and_keyed_by_what_it_is_made_of(self, monkeypatch):
         import pytensor

@@ -223,7 +223,7 @@ def main() -> None:
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               default=None, metavar="PATH", help="Write to this file instead of stdout.")
 @click.option("--jobs", "-j", type=click.IntRange(min=-1), default=-1, metavar="N",
-              help="Processes fitting groups in parallel (-1: one per CPU; 1: none).")
+              help="Processes fitting groups in parallel, on Linux (-1: one per CPU; 1: none).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @click.pass_context
 def estimate(

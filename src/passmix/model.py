@@ -39,6 +39,7 @@ import pickle
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -194,6 +195,7 @@ class _Compiled:
 CACHE_ENV = "PASSMIX_OBJECTIVE_CACHE"
 # what the compiled objective is made from: a change in any of them is a new file
 _CACHE_SOURCES = ("model.py", "parameters.py", "_special.py")
+_CACHE_MAX_AGE = 30 * 24 * 3600.0  # seconds
 
 
 def _cache_path(capacity: int) -> Path | None:
@@ -202,7 +204,10 @@ def _cache_path(capacity: int) -> Path | None:
     Beside PyTensor's own compile cache (whose C modules the function
     loads), under a name that hashes everything it is made from: these
     modules' source, the versions of Python, numpy, PyTensor and PyMC, and
-    PyTensor's settings that shape the compiled code.
+    PyTensor's settings. None (no cache) when switched off or when the
+    sources cannot be read. The files are pickles, like PyTensor's own in
+    that folder: a compile directory shared with people you do not trust is
+    unsafe for both.
     """
     if os.environ.get(CACHE_ENV, "1").strip() == "0":
         return None
@@ -210,16 +215,16 @@ def _cache_path(capacity: int) -> Path | None:
 
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
-    for name in _CACHE_SOURCES:
-        digest.update((here / name).read_bytes())
     try:
+        for name in _CACHE_SOURCES:
+            digest.update((here / name).read_bytes())
         pymc_version = importlib.metadata.version("pymc")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover
-        pymc_version = "?"
+    except (OSError, importlib.metadata.PackageNotFoundError):  # e.g. a frozen install
+        return None
     cfg = pytensor.config
+    # get_config_hash covers PyTensor's settings (rewrites included or excluded, ...)
     digest.update(repr((sys.version, np.__version__, pytensor.__version__, pymc_version,
-                        cfg.floatX, cfg.cxx, cfg.gcc__cxxflags, cfg.mode, cfg.linker,
-                        capacity)).encode())
+                        cfg.get_config_hash(), capacity)).encode())
     return Path(cfg.compiledir) / "passmix" / f"objective-{capacity}-{digest.hexdigest()[:20]}.pkl"
 
 
@@ -240,14 +245,26 @@ def _store_cached(path: Path | None, fn) -> None:
     """Pickle `fn` to `path` atomically; a cache that cannot be written is skipped."""
     if path is None:
         return
+    tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as fh:
+            tmp = fh.name
             pickle.dump(fn, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(fh.name, path)
+        os.replace(tmp, path)
+        tmp = None
+        # files of older sources or versions: drop those not written for a month
+        # (one in use is rewritten by the next process that misses it)
+        stale = time.time() - _CACHE_MAX_AGE
+        for old in path.parent.glob(path.name.rsplit("-", 1)[0] + "-*.pkl"):
+            if old != path and old.stat().st_mtime < stale:
+                old.unlink(missing_ok=True)
     except Exception:  # noqa: BLE001 - e.g. a read-only home, or a function that will not pickle
-        with contextlib.suppress(Exception):
-            os.unlink(fh.name)
+        pass
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 # the data containers of the switchable model

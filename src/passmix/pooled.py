@@ -1035,7 +1035,7 @@ def heldout_loglik(params: np.ndarray, family: str, panel: Panel, grid: np.ndarr
     True
     """
     layout = _layout(panel)
-    objective = get_pooled_objective(layout, family, grid, n_components)
+    objective = _objective(family)
     with objective.lock:
         objective.set_data(layout, grid, n_components)
         return objective.logp_dlogp(params)[0]
@@ -1164,6 +1164,7 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
         score = _heldout_loglik(panel, families, int(max_components), grid, int(n_init),
                                 int(n_folds), rng)
         table["heldout_loglik"] = score
+        score = np.where(np.isnan(score), -np.inf, score)  # a fold that failed loses
     # ties (within 1e-6 relative) go to the simpler model, as in passmix.fit
     top = score.max()
     tied = [i for i, v in enumerate(score) if v >= top - 1e-6 * max(1.0, abs(top))]

@@ -126,9 +126,10 @@ def estimate_table(
     jobs : int, default 1
         Worker processes for the groups after the first (-1: one per CPU).
         They are forked from this process once the first group has compiled
-        what the estimators need, so each starts at once; where ``fork`` is
-        unavailable (Windows) the groups run here, one after another. The
-        table is the same for any `jobs`.
+        what the estimators need, so each starts at once. On Linux only:
+        elsewhere (forking is unsafe on macOS and unavailable on Windows) the
+        groups run here, one after another. The table is the same for any
+        `jobs`.
 
     Returns
     -------
@@ -317,20 +318,40 @@ def _map_groups(work, groups: Mapping[tuple, Counts], jobs: int
     """``(key, work((key, counts)))`` for every group, in order.
 
     With ``jobs != 1`` the groups after the first run in forked worker
-    processes. The first runs here, so the workers inherit whatever it
-    compiled (the mixture's objective, once per process) instead of each
-    compiling its own; without ``fork`` (Windows) everything runs here.
+    processes (Linux only: forking is unsafe on macOS, unavailable on
+    Windows; elsewhere they run here). The first runs here, so the workers
+    inherit whatever it compiled (the mixture's objective, once per
+    process) instead of each compiling its own, and `work` itself (with any
+    joint fits it holds) is inherited, not sent with every group.
     """
+    global _FORKED_WORK
     items = list(groups.items())
     n_workers = min(_worker_count(jobs), len(items) - 1)
-    if n_workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if n_workers < 2 or not sys.platform.startswith("linux"):
         for item in items:
             yield item[0], work(item)
         return
     yield items[0][0], work(items[0])
-    with multiprocessing.get_context("fork").Pool(n_workers) as pool:
-        for item, done in zip(items[1:], pool.imap(work, items[1:])):
-            yield item[0], done
+    _FORKED_WORK = work
+    try:
+        with multiprocessing.get_context("fork").Pool(n_workers) as pool:
+            for item, done in zip(items[1:], pool.imap(_forked, items[1:])):
+                yield item[0], done
+    finally:
+        _FORKED_WORK = None
+
+
+# what a forked worker runs (set by _map_groups just before the fork)
+_FORKED_WORK = None
+
+
+def _forked(item: tuple[tuple, Counts]) -> _GroupRows:
+    """`_FORKED_WORK` on one group, its failure reduced to what pickles: type and message."""
+    done = _FORKED_WORK(item)
+    if done.failure is not None:
+        kind = ValueError if isinstance(done.failure, ValueError) else RuntimeError
+        done.failure = kind(str(done.failure))
+    return done
 
 
 def _worker_count(jobs: int) -> int:

@@ -28,6 +28,9 @@ __all__ = ["EvaluationError", "EvaluationResult", "evaluate"]
 
 TRAJECTORY_COLUMNS = ("attempts", "estimate", "lower", "upper", "halfwidth", "level")
 ON_ERROR = ("fail", "retry", "raise")
+# a look whose share of the error is below this is too strict to use (its level
+# would round to 1); it may not stop the run
+_MIN_LOOK_ERROR = 1e-12
 
 
 class EvaluationError(RuntimeError):
@@ -113,8 +116,10 @@ class EvaluationResult:
         if ax is None:
             _, ax = plt.subplots(figsize=(6, 3.5))
         t = self.trajectory
+        varies = "level" in t and t["level"].nunique() > 1
         ax.fill_between(t["attempts"], t["lower"], t["upper"], alpha=0.25, color="C0",
-                        label=f"{self.level:.0%} interval")
+                        label="interval (each look's level)" if varies
+                        else f"{self.level:.0%} interval")
         ax.plot(t["attempts"], t["estimate"], color="C0", marker=".", label="estimate")
         if truth is not None:
             ax.axhline(truth, color="k", ls="--", lw=1, label="truth")
@@ -199,10 +204,11 @@ def evaluate(attempt: Callable, tasks: Sequence | int, *, budget: int, k: int,
         budget is spent, looks have used at most ``(1 - level) * t **
         alpha_spending`` of the error (alpha spending), and by the union
         bound the interval the run stops on, or ends with, covers with
-        probability at least `level`. Looks at which the rule cannot stop
-        spend nothing: before `min_attempts`, and where the fit warns that
-        the data do not identify the metric (one attempt per task, say) or
-        did not converge, or (delta intervals) its optimum is on a bound. Larger values keep more error
+        probability at least `level`. A look's share is fixed by when it
+        happens; a look at which the rule may not stop forfeits it: before
+        `min_attempts`, and where the fit warns that the data do not
+        identify the metric (one attempt per task, say) or did not converge,
+        or (delta intervals) its optimum is on a bound. Larger values keep more error
         for late looks. ``None`` looks at `level` every time: narrower
         intervals, an earlier stop, and optimistic coverage (see Notes).
         Without `target_halfwidth` every look is at `level`.
@@ -304,17 +310,19 @@ def evaluate(attempt: Callable, tasks: Sequence | int, *, budget: int, k: int,
         return Counts(smp.successes, smp.attempts, tasks=np.array(labels, dtype=object)
                       if not all(isinstance(t, (int, np.integer)) for t in labels) else labels)
 
-    state = {"fit": resume.fit if resume is not None else None, "error_spent": 0.0}
+    state = {"fit": resume.fit if resume is not None else None, "clock": 0.0}
     spending = target_halfwidth is not None and alpha_spending is not None
 
-    def look_level(fraction: float) -> float:
-        """The level of a look that may stop (or report) once `fraction` of the budget is spent."""
-        if not spending:
-            return level
-        allowed = (1.0 - level) * min(fraction, 1.0) ** float(alpha_spending)
-        error = allowed - state["error_spent"]
-        state["error_spent"] = allowed
-        return 1.0 - error if error > 0 else level
+    def share(fraction: float) -> float:
+        """This look's share of the error: ``alpha(t) - alpha(t_previous look)``.
+
+        Every look takes its share when it happens, whether or not it may stop,
+        so the shares are fixed by the looks' times, not by the data, and sum
+        to at most ``1 - level``: a look that may not stop forfeits its share.
+        """
+        before = (1.0 - level) * state["clock"] ** float(alpha_spending)
+        state["clock"] = min(fraction, 1.0)
+        return (1.0 - level) * state["clock"] ** float(alpha_spending) - before
 
     def refit(may_stop: bool, last: bool) -> tuple[float, bool]:
         """Refit and record a look: its half-width, and whether the rule may stop on it."""
@@ -329,8 +337,15 @@ def evaluate(attempt: Callable, tasks: Sequence | int, *, budget: int, k: int,
                            for w in said)
             may_stop = may_stop and not doubtful and not (
                 interval == "delta" and getattr(result, "on_bound", ()))
-            at_level = look_level(1.0 if last else spent / budget) \
-                if may_stop or last else level
+            at_level = level
+            if spending:
+                error = share(1.0 if last else spent / budget)
+                if last:  # reported whatever it is: a floor keeps the interval finite
+                    at_level = 1.0 - max(error, _MIN_LOOK_ERROR)
+                elif may_stop and error >= _MIN_LOOK_ERROR:
+                    at_level = 1.0 - error
+                else:
+                    may_stop = False
             est = float(result.metric(metric, k))
             ci = result.interval(metric, k, at_level, method=interval)
         lo, hi = float(ci[0]), float(ci[1])
