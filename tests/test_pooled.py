@@ -280,6 +280,7 @@ class TestHeldOut:
         assert heldout_loglik(fit.params, "normal", train, DEFAULT_GRID) == pytest.approx(
             fit.loglik, rel=1e-12)
 
+    @pytest.mark.slow
     @pytest.mark.parametrize("case, chosen", [("two groups", 2), ("normal", 1)])
     def test_heldout_chooses_the_simulated_distribution(self, case, chosen):
         rng = np.random.default_rng(5 if case == "two groups" else 6)

@@ -216,8 +216,8 @@ def estimate_table(
     joint = _joint_results(groups, methods, method, options)
 
     work = functools.partial(
-        _group_work, group_cols=group_cols, methods=methods, joint=joint, options=options,
-        ks=ks, level=level, interval=interval.lower())
+        _group_work, methods=methods, joint=joint, options=options, ks=ks, level=level,
+        interval=interval.lower())
 
     from tqdm import tqdm
 
@@ -273,8 +273,8 @@ class _GroupRows:
     failure: Exception | None
 
 
-def _group_work(item: tuple[tuple, Counts], *, group_cols, methods, joint, options, ks, level,
-                interval) -> _GroupRows:
+def _group_work(item: tuple[tuple, Counts], *, methods, joint, options, ks, level, interval
+                ) -> _GroupRows:
     """Every requested estimator on one group; errors and warnings are returned, not raised."""
     key, counts = item
     rows: list[dict[str, Any]] = []

@@ -358,7 +358,7 @@ def evaluate(attempt: Callable, tasks: Sequence | int, *, budget: int, k: int,
         counts = counts_now()
         last = rows[-1]["attempts"] if rows else -1
         if counts.trials.sum() > 0 and last != counts.trials.sum():
-            refit(False, True)  # reported: it may spend what error is left
+            refit(False, True)  # reported: it takes the rest of the error
         return EvaluationResult(
             state["fit"], counts, pd.DataFrame(rows, columns=list(TRAJECTORY_COLUMNS)),
             pd.DataFrame(errors, columns=["attempts", "task", "error", "action"]), stopped,
@@ -413,7 +413,7 @@ def evaluate(attempt: Callable, tasks: Sequence | int, *, budget: int, k: int,
                 bar.update(n)
             if since_fit >= refit_every or spent >= budget:
                 since_fit = 0
-                # a look spends error only where it may stop or is the last
+                # every look takes its share of the error; only some may stop
                 halfwidth, may_stop = refit(
                     target_halfwidth is not None and bool((smp.attempts >= min_attempts).all()),
                     spent >= budget)
