@@ -79,7 +79,7 @@ WEAK_POOLED_PRIOR = {"ability": (0.0, 5.0), "log_concentration": (2.0, 3.0),
                      "component_logits": (0.0, 2.0), "grid_logits": (0.0, 2.0)}
 #: How fit_pooled chooses among the candidate difficulty distributions.
 CRITERIA = ("bic", "heldout")
-#: Difficulty families; the first is the default (``"auto"`` fits both, BIC picks).
+#: Difficulty families; the first is the default (``"auto"`` fits both, `criterion` picks).
 FAMILIES = ("normal", "grid")
 _BOUNDS = {
     "ability": (-30.0, 30.0),
@@ -1077,10 +1077,10 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     family : {"normal", "grid", "auto"}, default "normal"
         The task-difficulty distribution: a normal (or a mixture of normals,
         see `max_components`), or nonparametric on the grid; ``"auto"`` fits
-        both and BIC picks one (:attr:`PooledFit.family_table`). The grid family's weights are
-        profiled out by EM (:func:`em_grid_weights`) and it starts from the
-        normal family's optimum, which is always fitted first; it costs a few
-        times the normal's (``benchmarks/bench_pooled.py``).
+        both and `criterion` picks one (:attr:`PooledFit.family_table`). The
+        grid family's weights are profiled out by EM (:func:`em_grid_weights`)
+        and it starts from the normal family's optimum, which is always fitted
+        first; it costs a few times the normal's (``benchmarks/bench_pooled.py``).
     grid : array_like, optional
         Difficulty grid (logits, increasing); default :data:`DEFAULT_GRID`.
     n_init : int, default 3
@@ -1088,7 +1088,7 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
         the others jittered).
     max_components : int, default 1
         The normal family is a mixture of H = 1 .. `max_components` normals,
-        H chosen by BIC (each H > 1 also starts from the single normal's
+        H chosen by `criterion` (each H > 1 also starts from the single normal's
         optimum, split). Each H costs about one more normal fit.
     criterion : {"bic", "heldout"}, default "bic"
         How the difficulty distribution is chosen among the candidates
