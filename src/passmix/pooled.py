@@ -1034,7 +1034,12 @@ def heldout_loglik(params: np.ndarray, family: str, panel: Panel, grid: np.ndarr
     >>> bool(score < 0)
     True
     """
-    layout = _layout(panel)
+    return _layout_loglik(params, family, _layout(panel), grid, n_components)
+
+
+def _layout_loglik(params: np.ndarray, family: str, layout: _Layout, grid: np.ndarray,
+                   n_components: int) -> float:
+    """The pooled log-likelihood of `layout`'s tasks at `params`."""
     objective = _objective(family)
     with objective.lock:
         objective.set_data(layout, grid, n_components)
@@ -1051,10 +1056,10 @@ def _heldout_loglik(panel: Panel, families, max_components: int, grid: np.ndarra
     for held in folds:
         keep = np.setdiff1d(np.arange(n_tasks), held)
         train = Panel(y[:, keep], m[:, keep])
-        test = Panel(y[:, held], m[:, held])
+        test = _layout(Panel(y[:, held], m[:, held]))
         fitted = _fit_candidates(train, _layout(train), families, max_components, grid,
                                  n_init, rng)
-        scores = np.array([heldout_loglik(c.optimum.params, c.family, test, grid,
+        scores = np.array([_layout_loglik(c.optimum.params, c.family, test, grid,
                                           c.n_components) for c in fitted])
         total = scores if total is None else total + scores
     return total

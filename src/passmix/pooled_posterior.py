@@ -31,7 +31,8 @@ import pandas as pd
 from ._defaults import SUMMARY_K
 from ._validation import check_k, check_level, check_metric, check_seed, check_whole
 from .panel import as_panel
-from .pooled import PooledFit, _block_names, _layout, _shapes, build_pooled_model, fit_pooled
+from .pooled import (PooledFit, _block_names, _blocks, _layout, _shapes, _split,
+                     build_pooled_model, fit_pooled)
 
 __all__ = ["PooledPosterior", "sample_pooled"]
 
@@ -234,14 +235,13 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
     layout = _layout(panel)
     model = build_pooled_model(layout, "normal", fit.grid, fit.n_components, prior="weak")
     names = [rv.name for rv in model.free_RVs]
-    blocks = dict(zip(_block_names("normal"), np.split(
-        fit.params, np.cumsum([layout.n_systems, layout.n_systems, fit.n_components,
-                               fit.n_components])[:4])))
+    blocks = _split(fit.params, _blocks("normal", layout.n_systems, fit.grid.size,
+                                        fit.n_components))
     rng = np.random.default_rng(seed)
     # chains start near the optimum, jittered so that R-hat can see them disagree
     blocks["ability"] = fit.abilities  # the zero-sum prior's value: centred
     starts = [{name: blocks[name] + 0.1 * rng.standard_normal(blocks[name].shape)
-               for name in names if blocks[name].size} for _ in range(chains)]
+               for name in names if name in blocks} for _ in range(chains)]
     for start in starts:
         start["ability"] = start["ability"] - start["ability"].mean()
     idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
