@@ -511,8 +511,9 @@ def test_h1_posterior_equals_grid_quadrature():
     rng = np.random.default_rng(17)
     counts = simulate(rng, 30, 5, [1.0], [0.7], [1.2])
     y, m, n = counts.pairs()
-    eta = np.linspace(-6.0, 6.0, 361)
-    log_kappa = np.linspace(-7.0, 9.0, 481)
+    # the integrand is smooth: this grid agrees with one 3x finer in each axis to 1e-13
+    eta = np.linspace(-6.0, 6.0, 121)
+    log_kappa = np.linspace(-7.0, 9.0, 161)
     e, lk = np.meshgrid(eta, log_kappa, indexing="ij")
     alpha, beta = np.exp(lk) * expit(e), np.exp(lk) * expit(-e)
     loglik = sum(c * betabinom.logpmf(yi, mi, alpha, beta) for yi, mi, c in zip(y, m, n))
