@@ -1,6 +1,6 @@
 """Wall time of the pooled model (``passmix.fit_pooled``) as the panel grows.
 
-Run:  python benchmarks/bench_pooled.py [--shapes 7x128,43x400] [--family normal]
+Run:  python benchmarks/bench_pooled.py [--shapes 7x128,43x400] [--family normal] [--slope]
 
 Panels are simulated (abilities ~ N(0, 1), difficulties ~ N(1.5, 1.5),
 concentrations 20, m = 10 trials per cell). For each shape the table gives
@@ -10,7 +10,9 @@ shape (compiled function reused), the time of one log-likelihood and gradient
 evaluation, and how many evaluations the fit took. The cost of an
 evaluation grows as I x J x P (P distinct (y, m) pairs, at most m + 1 per
 system) for the product with the incidence matrix, plus I x G x P
-Beta-binomial terms (G grid points).
+Beta-binomial terms (G grid points). ``--slope`` fits per-system slopes
+(``slope=True``): I more coordinates, each fit started from the Rasch one's
+optimum, so its time includes the Rasch fit's.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ def main() -> None:
     parser.add_argument("--shapes", default="7x128,43x400",
                         help="comma-separated IxJ panel shapes (e.g. 7x128,43x400,200x2000)")
     parser.add_argument("--family", default="normal", choices=["normal", "grid"])
+    parser.add_argument("--slope", action="store_true", help="per-system slopes (2PL)")
     args = parser.parse_args()
 
     start = time.perf_counter()
@@ -47,7 +50,8 @@ def main() -> None:
     rng = np.random.default_rng(0)
     head = (f"{'I x J':>10} {'first fit (s)':>14} {'second fit (s)':>15} "
             f"{'eval (ms)':>10} {'evals':>7} {'converged':>10}")
-    print(f"fit_pooled(family={args.family!r}, n_init=3), m = 10 trials per cell")
+    print(f"fit_pooled(family={args.family!r}, slope={args.slope}, n_init=3), "
+          f"m = 10 trials per cell")
     print(head)
     print("-" * len(head))
     for shape in args.shapes.split(","):
@@ -56,10 +60,10 @@ def main() -> None:
         for _ in range(2):
             panel = simulate(rng, n_sys, n_tasks)
             t0 = time.perf_counter()
-            fit = passmix.fit_pooled(panel, family=args.family, seed=0)
+            fit = passmix.fit_pooled(panel, family=args.family, slope=args.slope, seed=0)
             times.append(time.perf_counter() - t0)
         layout = _layout(panel)
-        obj = get_pooled_objective(layout, args.family, DEFAULT_GRID)
+        obj = get_pooled_objective(layout, args.family, DEFAULT_GRID, slope=args.slope)
         z = fit.params
         t0 = time.perf_counter()
         n_eval = 20

@@ -463,6 +463,8 @@ class TestInput:
                                          ("grid_logits", 5)]
         assert _blocks("normal", 1, 5) == [("ability", 1), ("log_concentration", 1),
                                            ("difficulty_mean", 1), ("log_difficulty_sd", 1)]
+        assert _blocks("grid", 2, 5, slope=True) == [("ability", 2), ("log_concentration", 2),
+                                                     ("log_slope", 2), ("grid_logits", 5)]
 
 
 class TestEverywhere:
@@ -542,6 +544,157 @@ class TestEverywhere:
         with pytest.raises(ValueError, match="no two groups share a task"):
             run_repeated(groups, group_cols=["system"], methods=["pooled"], m=[2], k=[4],
                          seeds=[0])
+
+
+def simulate_2pl(rng, a, log_s, d, m, kappa=1e4):
+    """Counts of systems with slopes: mu_ij = expit(a_i - s_i d_j)."""
+    mu = expit(np.asarray(a)[:, None] - np.exp(log_s)[:, None] * np.asarray(d)[None, :])
+    p = rng.beta(mu * kappa, (1 - mu) * kappa)
+    return rng.binomial(m, p), np.full(p.shape, m)
+
+
+@pytest.fixture(scope="module")
+def two_pl():
+    """4 systems x 250 tasks whose slopes differ (e^-0.4 .. e^0.4), fitted with slope="auto"."""
+    rng = np.random.default_rng(8)
+    a, log_s = np.array([-1.0, -0.3, 0.3, 1.0]), np.array([-0.4, -0.1, 0.1, 0.4])
+    y, m = simulate_2pl(rng, a, log_s, rng.normal(0.5, 1.5, 250), 10)
+    return fit_pooled(Panel(y, m), slope="auto", seed=0), a, np.exp(log_s)
+
+
+class TestSlopes:
+    """Per-system slopes (2PL): mu_ij = expit(a_i - s_i d_j), log-slopes centred."""
+
+    def test_objective_matches_betabinomials_and_integration(self, small_panel):
+        layout = _layout(small_panel)
+        y, m = small_panel.successes, small_panel.trials
+        rng = np.random.default_rng(6)
+        for family in ("normal", "grid"):
+            obj = get_pooled_objective(layout, family, DEFAULT_GRID, slope=True)
+            assert [name for name, _ in obj.blocks][:3] == ["ability", "log_concentration",
+                                                            "log_slope"]
+            z = rng.normal(scale=0.5, size=sum(size for _, size in obj.blocks))
+            a, kappa = z[:N_SYS] - z[:N_SYS].mean(), np.exp(z[N_SYS:2 * N_SYS])
+            s = np.exp(z[2 * N_SYS:3 * N_SYS] - z[2 * N_SYS:3 * N_SYS].mean())
+            rest = z[3 * N_SYS:]
+            log_w = (log_softmax(rest) if family == "grid" else
+                     log_softmax(-0.5 * ((DEFAULT_GRID - rest[0]) / np.exp(rest[1])) ** 2))
+
+            def cell_loglik(j, d):
+                mu = expit(a - s * d)
+                return sum(stats.betabinom.logpmf(y[i, j], m[i, j], mu[i] * kappa[i],
+                                                  (1 - mu[i]) * kappa[i])
+                           for i in range(N_SYS) if m[i, j] > 0)
+
+            table = np.array([[cell_loglik(j, d) for d in DEFAULT_GRID] for j in range(4)])
+            logp, grad = obj.logp_dlogp(z)
+            assert logp == pytest.approx(logsumexp(log_w + table, axis=1).sum(), rel=1e-10)
+            for c in range(z.size if family == "normal" else 3 * N_SYS):
+                up, down = z.copy(), z.copy()
+                up[c] += 1e-6
+                down[c] -= 1e-6
+                assert grad[c] == pytest.approx(
+                    (obj.logp_dlogp(up)[0] - obj.logp_dlogp(down)[0]) / 2e-6, rel=1e-5, abs=1e-6)
+            if family == "normal":
+                # the grid sum is the quadrature of integrating a normal difficulty out
+                mean, sd = rest[0], np.exp(rest[1])
+                grid_value = logsumexp(log_w + table, axis=1)
+                for j in range(4):
+                    value, _ = integrate.quad(
+                        lambda d: np.exp(cell_loglik(j, d)) * stats.norm.pdf(d, mean, sd),
+                        mean - 12 * sd, mean + 12 * sd, limit=200)
+                    assert grid_value[j] == pytest.approx(np.log(value), rel=1e-7, abs=1e-8)
+
+    def test_recovered_and_chosen_by_bic(self, two_pl):
+        fit, a, slopes = two_pl
+        table = fit.family_table
+        assert table["slope"].tolist() == [False, True]
+        assert fit.slope and table.loc[table["selected"], "slope"].item()
+        # started from the Rasch optimum, the slope model never ends below it
+        assert table["loglik"][1] >= table["loglik"][0] - 1e-8
+        assert table["n_params"][1] == table["n_params"][0] + 3
+        assert_allclose(fit.slopes, slopes, atol=0.12)
+        assert np.prod(fit.slopes) == pytest.approx(1.0)
+        assert_allclose(fit.abilities, a - a.mean(), atol=0.25)
+        assert_allclose(fit.systems_table()["slope"], fit.slopes)
+        assert fit.system(3).info()["slope"] == pytest.approx(fit.slopes[3])
+        assert "slope=True" in repr(fit)
+
+    def test_plot_marks_the_difficulty_solved_half_the_time(self, two_pl):
+        matplotlib = pytest.importorskip("matplotlib")
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from passmix.plots import plot_difficulty
+
+        fit = two_pl[0]
+        ax = plot_difficulty(fit)
+        at = [t.get_position()[0] for t in ax.texts]
+        # expit(a_i - s_i d) = 1/2 there
+        assert_allclose(at, fit.abilities / fit.slopes)
+        plt.close(ax.figure)
+
+    def test_rasch_data_keep_no_slopes(self):
+        rng = np.random.default_rng(9)
+        y, m = simulate_2pl(rng, [-1.0, -0.3, 0.3, 1.0], np.zeros(4), rng.normal(0.5, 1.5, 250),
+                            10)
+        fit = fit_pooled(Panel(y, m), slope="auto", seed=0)
+        assert not fit.slope and fit.family_table["slope"].tolist() == [False, True]
+        assert_allclose(fit.slopes, 1.0)
+        assert "slope" not in fit.systems_table()
+
+    @pytest.mark.slow
+    def test_grid_family_with_slopes(self):
+        """The grid's EM profile over 3I coordinates: it starts from the grid's Rasch
+        optimum, ends no lower, and its gradient (in every coordinate) is near zero."""
+        rng = np.random.default_rng(10)
+        y, m = simulate_2pl(rng, [-0.5, 0.0, 0.5], np.array([-0.3, 0.0, 0.3]),
+                            np.where(rng.random(120) < 0.5, -1.0, 2.5), 10)
+        fit = fit_pooled(Panel(y, m), family="grid", slope="auto", seed=0)
+        table = fit.family_table
+        assert table["family"].tolist() == ["grid", "grid"]
+        assert table["loglik"][1] >= table["loglik"][0] - 1e-6
+        if not fit.slope:
+            fit = fit_pooled(Panel(y, m), family="grid", slope=True, seed=0)
+        assert fit.converged
+        assert fit.slopes[0] < 1 < fit.slopes[2]
+
+    def test_delta_gradient_against_differences(self, two_pl):
+        fit = two_pl[0]
+        k = np.array([1, 10, 1000])
+        grads, centre = fit._logit_gradients("pass@k", k, np.ones(fit.params.size, bool))
+        for c in range(fit.params.size):
+            step = 1e-5 * max(1.0, abs(fit.params[c]))
+            up, down = fit.params.copy(), fit.params.copy()
+            up[c] += step
+            down[c] -= step
+            fd = (fit._logits("pass@k", k, up) - fit._logits("pass@k", k, down)) / (2 * step)
+            assert_allclose(grads[c], fd, rtol=1e-4, atol=1e-6)
+
+    def test_posterior_average_by_monte_carlo(self, small_panel):
+        fit = fit_pooled(small_panel, family="normal", slope=True, seed=0)
+        r = fit.task_posterior()
+        rng = np.random.default_rng(2)
+        i, n = 1, 200_000
+        kappa, s = fit.concentrations[i], fit.slopes[i]
+        y, m = small_panel.successes[i], small_panel.trials[i]
+        values = {1: [], 5: [], 50: []}
+        for j in range(r.shape[0]):
+            g = rng.choice(r.shape[1], size=n, p=r[j] / r[j].sum())
+            mu = expit(fit.abilities[i] - s * fit.grid[g])
+            p = rng.beta(mu * kappa + y[j], (1 - mu) * kappa + m[j] - y[j])
+            for kk in values:
+                values[kk].append(1 - (1 - p) ** kk)
+        got = fit.system("b").metric("pass@k", [1, 5, 50])
+        assert_allclose(got, [np.mean(values[kk]) for kk in (1, 5, 50)], atol=4e-3)
+        # the held-out score of the training tasks is the fit's own likelihood
+        assert heldout_loglik(fit.params, fit.family, small_panel, fit.grid, fit.n_components,
+                              fit.slope) == pytest.approx(fit.loglik, rel=1e-10)
+
+    @pytest.mark.parametrize("slope", ["yes", 1, None])
+    def test_bad_slope(self, small_panel, slope):
+        with pytest.raises(ValueError, match="slope must be"):
+            fit_pooled(small_panel, slope=slope)
 
 
 def test_plot_difficulty(small_panel):

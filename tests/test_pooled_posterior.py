@@ -71,3 +71,45 @@ def test_posterior_agrees_with_the_fit_where_the_data_are_many():
     observed = (y / m).mean(axis=1)
     np.testing.assert_allclose(draws.xs(1, axis=1, level="k").mean(), observed, atol=0.01)
     assert isinstance(post.fit, passmix.PooledFit)
+
+
+def test_weak_prior_model_with_slopes():
+    """The sampled model's variables are the fit's blocks, the log-slopes zero-sum like the
+    abilities (their mean is not identified)."""
+    import pymc as pm
+
+    from passmix.pooled import _block_names, _layout, build_pooled_model
+
+    panel = Panel([[1, 2, 0], [0, 3, 1]], [[3, 3, 3], [3, 3, 3]])
+    model = build_pooled_model(_layout(panel), "normal", prior="weak", slope=True)
+    assert [rv.name for rv in model.free_RVs] == list(_block_names("normal", True))
+    kinds = {rv.name: rv.owner.op for rv in model.free_RVs}
+    assert isinstance(kinds["log_slope"], type(kinds["ability"]))
+    assert "slopes" in model.named_vars
+    with pytest.raises(ValueError, match="slope must be"):
+        sample_pooled(panel, slope="sometimes")
+    # a zero-sum draw: the log-slopes' prior draws sum to 0
+    draws = pm.draw(model["log_slope"], draws=5, random_seed=0)
+    np.testing.assert_allclose(draws.sum(axis=1), 0.0, atol=1e-12)
+
+
+@pytest.mark.slow
+def test_posterior_with_slopes_agrees_with_the_fit():
+    """Slopes sampled by NUTS (3 systems x 150 tasks x 10 trials): the posterior is near
+    normal around the MLE, so its slopes' means are the fit's and R-hat is near 1."""
+    rng = np.random.default_rng(4)
+    a, log_s = np.array([-0.8, 0.0, 0.8]), np.array([-0.3, 0.0, 0.3])
+    d = rng.normal(0.5, 1.5, 150)
+    mu = 1 / (1 + np.exp(-(a[:, None] - np.exp(log_s)[:, None] * d[None, :])))
+    p = rng.beta(mu * 50.0, (1 - mu) * 50.0)
+    y, m = rng.binomial(10, p), np.full(p.shape, 10)
+    post = sample_pooled(Panel(y, m), slope=True, draws=400, tune=400, chains=2, seed=0,
+                         grid=np.linspace(-12, 14, 53))
+    assert post.fit.slope
+    diag = post.diagnose()
+    assert (diag["r_hat"] < 1.05).all() and (diag["ess_bulk"] > 100).all()
+    slopes = post.idata.posterior["slopes"].mean(("chain", "draw")).to_numpy()
+    np.testing.assert_allclose(slopes, post.fit.slopes, atol=0.06)
+    assert post.coordinates().shape == (800, post.fit.params.size)
+    table = post.summary(k=[1, 10])
+    np.testing.assert_allclose(table["mean"], table["estimate"], atol=0.015)

@@ -38,3 +38,4 @@ for dir in math_10k math_10k_m10_9seeds taubench_airline livecodebench scaling_m
 done
 gzip -9 -n -f docs/results/scaling_math_10k/allocations.csv
 python docs/results/pooled_summary.py
+python docs/results/pooled_slopes.py

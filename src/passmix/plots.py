@@ -369,7 +369,9 @@ def plot_difficulty(
     ability marks the difficulty it solves half the time. The distribution
     is drawn as the mass at each grid point (a stem plot for the
     nonparametric ``"grid"`` family, a curve for ``"normal"``); each
-    system's ability is a labelled vertical line.
+    system's ability is a labelled vertical line. With slopes
+    (``fit_pooled(slope=...)``) the mean is ``expit(a_i - s_i d)``, and the
+    line is at ``a_i / s_i``, again the difficulty solved half the time.
 
     Parameters
     ----------
@@ -411,7 +413,8 @@ def plot_difficulty(
         ax.plot(grid, mass, color=line_color, lw=2, label=label)
     if systems:
         top = float(mass.max())
-        for n, (name, a) in enumerate(zip(fit.systems, fit.abilities)):
+        # the difficulty each system solves half the time (a_i with no slopes)
+        for n, (name, a) in enumerate(zip(fit.systems, fit.abilities / fit.slopes)):
             ax.axvline(a, color="0.4", lw=0.8, ls="--")
             text = name[0] if isinstance(name, tuple) and len(name) == 1 else name
             ax.text(a, top * (1.02 + 0.06 * (n % 3)), str(text), rotation=90, fontsize="x-small",

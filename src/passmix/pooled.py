@@ -11,7 +11,11 @@ depart from it::
 identifiability constraint: free coordinates minus their mean), ``kappa_i`` its concentration: as
 ``kappa_i -> inf`` the model is plain Rasch (a task's difficulty fixes every
 system's rate), and a small ``kappa_i`` lets system i's own counts on a task
-dominate, so pooling is as strong as the data support. The difficulty
+dominate, so pooling is as strong as the data support. With ``slope=True``
+each system also has a slope (a 2PL-style discrimination, per system):
+``mu_ij = expit(a_i - s_i d_j)``, the log-slopes summing to 0 (the
+difficulties' scale is otherwise free); a system with a steeper slope
+separates easy from hard tasks more sharply. The difficulty
 distribution ``G`` lives on a fixed grid of logits (:data:`DEFAULT_GRID`) and
 is integrated out per task by summing over the grid:
 
@@ -73,8 +77,9 @@ DEFAULT_GRID = np.linspace(-15.0, 20.0, 141)
 #: ``(mean, sd)`` of the independent normal priors of ``prior="weak"``, per free
 #: coordinate: abilities and difficulties within about +-10 on the logit scale,
 #: concentrations from e^-4 (each system on its own) to e^8 (plain Rasch), a
-#: difficulty spread from about 0.1 to 30 logits.
+#: difficulty spread from about 0.1 to 30 logits, slopes from about 1/7 to 7.
 WEAK_POOLED_PRIOR = {"ability": (0.0, 5.0), "log_concentration": (2.0, 3.0),
+                     "log_slope": (0.0, 1.0),
                      "difficulty_mean": (0.0, 5.0), "log_difficulty_sd": (0.5, 1.5),
                      "component_logits": (0.0, 2.0), "grid_logits": (0.0, 2.0)}
 #: How fit_pooled chooses among the candidate difficulty distributions.
@@ -84,6 +89,9 @@ FAMILIES = ("normal", "grid")
 _BOUNDS = {
     "ability": (-30.0, 30.0),
     "log_concentration": (-5.0, 14.0),
+    # centred, the slopes stay within e^+-3 of their geometric mean: |a - s d| < 500,
+    # so expit never underflows to a Beta shape of 0
+    "log_slope": (-1.5, 1.5),
     "grid_logits": (-40.0, 0.0),
     "difficulty_mean": (-15.0, 20.0),
     "log_difficulty_sd": (np.log(0.3), np.log(20.0)),
@@ -128,22 +136,25 @@ def _layout(panel: Panel) -> _Layout:
 
 
 # -- coordinates ------------------------------------------------------------------
-def _block_names(family: str) -> tuple[str, ...]:
+def _block_names(family: str, slope: bool = False) -> tuple[str, ...]:
     """The model's free variables, in order."""
     tail = (("grid_logits",) if family == "grid"
             else ("difficulty_mean", "log_difficulty_sd", "component_logits"))
-    return ("ability", "log_concentration", *tail)
+    return ("ability", "log_concentration", *(("log_slope",) if slope else ()), *tail)
 
 
-def _blocks(family: str, n_systems: int, n_grid: int, n_components: int = 1
-            ) -> list[tuple[str, int]]:
+def _blocks(family: str, n_systems: int, n_grid: int, n_components: int = 1,
+            slope: bool = False) -> list[tuple[str, int]]:
     """The optimiser's coordinates: (name, size) of each free variable with any.
 
     The normal family is a mixture of `n_components` normals: a mean and a
     log-sd each, and ``n_components - 1`` logits of the mixing weights (the
-    first component's logit is 0).
+    first component's logit is 0). With `slope`, a log-slope per system
+    follows the concentrations.
     """
     blocks = [("ability", n_systems), ("log_concentration", n_systems)]
+    if slope:
+        blocks.append(("log_slope", n_systems))
     if family == "grid":
         blocks.append(("grid_logits", n_grid))
     else:
@@ -164,6 +175,12 @@ def _abilities(free: np.ndarray) -> np.ndarray:
     return free - free.mean()
 
 
+def _log_slopes(parts: dict[str, np.ndarray], n_systems: int) -> np.ndarray:
+    """Centred log-slopes (zeros for the Rasch model, which has none)."""
+    free = parts.get("log_slope")
+    return np.zeros(n_systems) if free is None else free - free.mean()
+
+
 def _log_grid_weights(family: str, parts: dict[str, np.ndarray], grid: np.ndarray):
     if family == "grid":
         return log_softmax(parts["grid_logits"])
@@ -175,16 +192,24 @@ def _log_grid_weights(family: str, parts: dict[str, np.ndarray], grid: np.ndarra
 
 
 # -- the likelihood in numpy (posteriors, metrics, and the reference in tests) -----
-def _shapes(a: np.ndarray, log_kappa: np.ndarray, grid: np.ndarray):
+def _eta(a: np.ndarray, grid: np.ndarray, log_slope: np.ndarray | None = None) -> np.ndarray:
+    """``logit mu`` of each system at each grid point, (I, G): ``a_i - s_i d``."""
+    slope = 1.0 if log_slope is None else np.exp(log_slope)[:, None]
+    return a[:, None] - slope * grid[None, :]
+
+
+def _shapes(a: np.ndarray, log_kappa: np.ndarray, grid: np.ndarray,
+            log_slope: np.ndarray | None = None):
     """Beta shapes ``(alpha, beta)`` of each system at each grid point, (I, G) each."""
-    eta = a[:, None] - grid[None, :]
+    eta = _eta(a, grid, log_slope)
     kappa = np.exp(log_kappa)[:, None]
     return kappa * expit(eta), kappa * expit(-eta)
 
 
-def task_grid_loglik(layout: _Layout, a, log_kappa, grid) -> np.ndarray:
+def task_grid_loglik(layout: _Layout, a, log_kappa, grid, log_slope=None) -> np.ndarray:
     """``L[j, g]``: log-likelihood of every system's counts on task j if ``d_j = grid[g]``."""
-    alpha, beta = _shapes(np.asarray(a, float), np.asarray(log_kappa, float), grid)
+    alpha, beta = _shapes(np.asarray(a, float), np.asarray(log_kappa, float), grid,
+                          None if log_slope is None else np.asarray(log_slope, float))
     ell = (layout.pair_log_comb[None, None, :]
            + betaln(alpha[:, :, None] + layout.pair_y, beta[:, :, None] + layout.pair_f)
            - betaln(alpha, beta)[:, :, None])                      # (I, G, P)
@@ -194,7 +219,7 @@ def task_grid_loglik(layout: _Layout, a, log_kappa, grid) -> np.ndarray:
 
 # -- the PyMC model and its compiled objective -------------------------------------
 def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray = DEFAULT_GRID,
-                       n_components: int = 1, prior: str = "flat"):
+                       n_components: int = 1, prior: str = "flat", slope: bool = False):
     """The PyMC model of the pooled likelihood (flat priors: its mode is the MLE).
 
     With ``prior="weak"`` the free coordinates get the independent normal
@@ -205,8 +230,9 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
     ``incidence`` and ``grid`` (and ``components``, H zeros, for the normal
     family); free variables ``ability`` (I values, centred),
     ``log_concentration`` (I) and ``grid_logits`` (G) or ``difficulty_mean``,
-    ``log_difficulty_sd`` (H each) and ``component_logits`` (H - 1); deterministics ``abilities``,
-    ``concentrations`` and ``grid_weights``. The sizes I and G are read from
+    ``log_difficulty_sd`` (H each) and ``component_logits`` (H - 1), and with
+    `slope` ``log_slope`` (I values, centred); deterministics ``abilities``,
+    ``concentrations``, ``grid_weights`` (and ``slopes``). The sizes I and G are read from
     the data containers' shapes, so one compiled graph serves panels of any
     shape and any grid.
     """
@@ -222,20 +248,23 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
         inc = pm.Data("incidence", layout.incidence)
         t = pm.Data("grid", np.asarray(grid, float))
         n_sys = inc.shape[1] // py.shape[0]
-        sizes = {"ability": n_sys, "log_concentration": n_sys, "grid_logits": t.shape[0]}
+        sizes = {"ability": n_sys, "log_concentration": n_sys, "log_slope": n_sys,
+                 "grid_logits": t.shape[0]}
         if family != "grid":
             comp = pm.Data("components", np.zeros(n_components))
             sizes.update(difficulty_mean=comp.shape[0], log_difficulty_sd=comp.shape[0],
                          component_logits=comp.shape[0] - 1)
         if prior == "flat":
-            free = {name: pm.Flat(name, shape=(sizes[name],)) for name in _block_names(family)}
+            free = {name: pm.Flat(name, shape=(sizes[name],))
+                    for name in _block_names(family, slope)}
         elif prior == "weak":
-            # the abilities' common shift is not identified: a zero-sum normal
-            # leaves it out, so NUTS does not wander along it
-            free = {"ability": pm.ZeroSumNormal("ability", sigma=WEAK_POOLED_PRIOR["ability"][1],
-                                                shape=(layout.n_systems,))}
-            free.update({name: pm.Normal(name, *WEAK_POOLED_PRIOR[name], shape=(sizes[name],))
-                         for name in _block_names(family)[1:]})
+            # the abilities' common shift (and the log-slopes' mean) is not identified:
+            # a zero-sum normal leaves it out, so NUTS does not wander along it
+            free = {name: (pm.ZeroSumNormal(name, sigma=WEAK_POOLED_PRIOR[name][1],
+                                            shape=(layout.n_systems,))
+                           if name in ("ability", "log_slope") else
+                           pm.Normal(name, *WEAK_POOLED_PRIOR[name], shape=(sizes[name],)))
+                    for name in _block_names(family, slope)}
         else:
             raise ValueError(f"unknown prior {prior!r}; expected 'flat' or 'weak'.")
         # centred, not "the last is minus the sum of the others": every ability stays
@@ -252,7 +281,13 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
                     - 0.5 * ((t[:, None] - free["difficulty_mean"][None, :])
                              / pt.exp(log_sd)[None, :]) ** 2)
             log_w = pt.special.log_softmax(pt.logsumexp(dens, axis=1))
-        eta = a[:, None] - t[None, :]
+        if slope:
+            # centred like the abilities: the difficulties' scale is the slopes' geometric mean
+            log_s = free["log_slope"] - pt.mean(free["log_slope"])
+            eta = a[:, None] - pt.exp(log_s)[:, None] * t[None, :]
+            pm.Deterministic("slopes", pt.exp(log_s))
+        else:
+            eta = a[:, None] - t[None, :]
         kappa = pt.exp(log_kappa)[:, None]
         alpha = kappa * pt.sigmoid(eta)
         beta = kappa * pt.sigmoid(-eta)
@@ -281,6 +316,7 @@ class PooledObjective:
     model: Any
     _fn: Any
     family: str
+    slope: bool = False
     blocks: list = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -294,8 +330,9 @@ class PooledObjective:
         if self.family != "grid":
             values["components"] = np.zeros(n_components)
         pm.set_data(values, model=self.model)
-        self.blocks = _blocks(self.family, layout.n_systems, len(grid), n_components)
-        self._sizes = [dict(self.blocks).get(name, 0) for name in _block_names(self.family)]
+        self.blocks = _blocks(self.family, layout.n_systems, len(grid), n_components, self.slope)
+        self._sizes = [dict(self.blocks).get(name, 0)
+                       for name in _block_names(self.family, self.slope)]
 
     def logp_dlogp(self, z: np.ndarray) -> tuple[float, np.ndarray]:
         z = np.asarray(z, dtype=float)
@@ -314,24 +351,24 @@ class PooledObjective:
 
 
 @lru_cache(maxsize=None)
-def _objective(family: str) -> PooledObjective:
+def _objective(family: str, slope: bool = False) -> PooledObjective:
     import pymc as pm
 
     # placeholder data of the right ranks; set_data swaps in each panel's
     dummy = _Layout(2, 1, np.zeros(1), np.ones(1), np.zeros(1), np.ones((1, 2)))
-    model = build_pooled_model(dummy, family, DEFAULT_GRID)
-    if [v.name for v in model.value_vars] != list(_block_names(family)):  # pragma: no cover
+    model = build_pooled_model(dummy, family, DEFAULT_GRID, slope=slope)
+    if [v.name for v in model.value_vars] != list(_block_names(family, slope)):  # pragma: no cover
         raise RuntimeError("unexpected order of the pooled model's variables")
     logp = model.logp(jacobian=False)
     dlogp = model.dlogp(model.free_RVs, jacobian=False)
     fn = pm.pytensorf.compile(model.value_vars, [logp, dlogp])
-    return PooledObjective(model, fn, family)
+    return PooledObjective(model, fn, family, slope)
 
 
 def get_pooled_objective(layout: _Layout, family: str, grid: np.ndarray,
-                         n_components: int = 1) -> PooledObjective:
+                         n_components: int = 1, slope: bool = False) -> PooledObjective:
     """The family's compiled objective (built once per process), set to `layout` and `grid`."""
-    obj = _objective(family)
+    obj = _objective(family, bool(slope))
     obj.set_data(layout, grid, n_components)
     return obj
 
@@ -356,6 +393,8 @@ def _starts(panel: Panel, family: str, grid: np.ndarray, blocks, n_init: int,
         jitter = 0.0 if s == 0 else 0.5
         parts = {"ability": a0 + jitter * rng.standard_normal(a0.size),
                  "log_concentration": np.full(a0.size, 2.0 + (rng.uniform(-1, 3) if s else 0.0))}
+        if "log_slope" in dict(blocks):  # drawn only then: Rasch fits keep their starts
+            parts["log_slope"] = 0.3 * jitter * rng.standard_normal(a0.size)
         if family == "grid":
             # a smoothed histogram of the crude difficulties, floored so no point starts dead
             spread = 1.0 + jitter * 2
@@ -381,9 +420,9 @@ def _n_params(family: str, parts: dict[str, np.ndarray], n_systems: int) -> int:
 
     For the grid, a support point with mass counts twice (location and
     weight), less one for the weights' sum: the usual count for a discrete
-    mixing distribution.
+    mixing distribution. Slopes count I - 1 (they are centred).
     """
-    base = (n_systems - 1) + n_systems
+    base = (n_systems - 1) + n_systems + (n_systems - 1 if "log_slope" in parts else 0)
     if family == "grid":
         w = np.exp(log_softmax(parts["grid_logits"]))
         return base + 2 * int((w > _SUPPORT).sum()) - 1
@@ -398,6 +437,7 @@ class _Candidate:
     n_params: int
     bic: float
     n_components: int = 1
+    slope: bool = False
 
 
 def em_grid_weights(scaled: np.ndarray, w: np.ndarray, max_iter: int = 2000,
@@ -427,7 +467,7 @@ def em_grid_weights(scaled: np.ndarray, w: np.ndarray, max_iter: int = 2000,
 class _ProfiledGrid:
     """The grid family's likelihood with the weights profiled out by EM.
 
-    Coordinates are the abilities' and concentrations' only. At each point
+    Coordinates are the abilities', concentrations' (and slopes') only. At each point
     the weights are the EM maximiser (warm-started from the last point), and
     by the envelope theorem the profile's gradient is the full likelihood's
     gradient in those coordinates at the maximising weights, which the
@@ -443,8 +483,9 @@ class _ProfiledGrid:
     def full(self, theta: np.ndarray) -> np.ndarray:
         """The full coordinates at `theta`, weights set to their EM maximiser."""
         n = self.layout.n_systems
-        a, log_kappa = _abilities(theta[:n]), theta[n:]
-        ll = task_grid_loglik(self.layout, a, log_kappa, self.grid)
+        a, log_kappa = _abilities(theta[:n]), theta[n:2 * n]
+        log_s = _log_slopes({"log_slope": theta[2 * n:]} if theta.size > 2 * n else {}, n)
+        ll = task_grid_loglik(self.layout, a, log_kappa, self.grid, log_s)
         scaled = np.exp(ll - ll.max(axis=1, keepdims=True))
         # keep a floor so a point EM has emptied can come back at a later theta
         start = np.maximum(self.weights, 1e-12)
@@ -465,7 +506,7 @@ class _ProfiledGrid:
 def _maximize_grid(objective: PooledObjective, layout: _Layout, grid: np.ndarray,
                    starts: list[np.ndarray], box: np.ndarray) -> Optimum:
     """The grid family's optimum: L-BFGS on the profile over EM weights, from each start."""
-    n_theta = 2 * layout.n_systems
+    n_theta = (3 if objective.slope else 2) * layout.n_systems
     best, best_w = None, None
     for z0 in starts:
         profiled = _ProfiledGrid(objective, layout, grid, np.exp(log_softmax(z0[n_theta:])))
@@ -483,38 +524,54 @@ def _maximize_grid(objective: PooledObjective, layout: _Layout, grid: np.ndarray
                    on_bound=at_bound(z, box).any(axis=1), n_starts=len(starts))
 
 
+def _warm_start(warm: _Candidate, family: str, grid: np.ndarray, n_components: int,
+                blocks, box: np.ndarray) -> np.ndarray:
+    """A start from another candidate's optimum: its abilities, concentrations and slopes
+    (1 if it had none), and its difficulty distribution carried over.
+
+    The same family and H keep the distribution as it is (a model with slopes
+    then starts at its Rasch counterpart's optimum, so it never ends below
+    it); H normals are split from a single normal's optimum, the means
+    spread over its spread; the grid's weights start as the normal's mass
+    at each point, a smooth start for EM.
+    """
+    n_sys = warm.parts["ability"].size
+    parts = {"ability": warm.parts["ability"],
+             "log_concentration": warm.parts["log_concentration"],
+             "log_slope": warm.parts.get("log_slope", np.zeros(n_sys))}
+    if family == warm.family and n_components == warm.n_components:
+        parts.update({name: v for name, v in warm.parts.items() if name not in parts})
+    elif family == "grid":
+        w = np.exp(_log_grid_weights(warm.family, warm.parts, grid))
+        parts["grid_logits"] = np.log(np.maximum(w / w.max(), 1e-300))
+    else:
+        mean = warm.parts["difficulty_mean"][0]
+        sd = np.exp(warm.parts["log_difficulty_sd"][0])
+        parts.update(difficulty_mean=mean + sd * np.linspace(-1.0, 1.0, n_components),
+                     log_difficulty_sd=np.full(n_components, np.log(sd / np.sqrt(n_components))),
+                     component_logits=np.zeros(n_components - 1))
+    z = np.concatenate([parts[name] for name, _ in blocks])
+    return np.clip(z, box[:, 0] + 1e-9, box[:, 1] - 1e-9)
+
+
 def _fit_family(panel: Panel, layout: _Layout, family: str, grid: np.ndarray, n_init: int,
-                rng: np.random.Generator, warm: _Candidate | None = None,
-                n_components: int = 1) -> _Candidate:
-    objective = get_pooled_objective(layout, family, grid, n_components)
+                rng: np.random.Generator, warm: tuple[_Candidate, ...] = (),
+                n_components: int = 1, slope: bool = False) -> _Candidate:
+    objective = get_pooled_objective(layout, family, grid, n_components, slope)
     blocks = objective.blocks
     box = _box(blocks)
     with objective.lock:
         objective.set_data(layout, grid, n_components)
         starts = _starts(panel, family, grid, blocks, n_init, rng)
-        if family != "grid" and warm is not None:
-            # H normals split from the single normal's optimum: its abilities and
-            # concentrations, the means spread over its spread
-            mean = warm.parts["difficulty_mean"][0]
-            sd = np.exp(warm.parts["log_difficulty_sd"][0])
-            spread = np.linspace(-1.0, 1.0, n_components)
-            z = np.concatenate([warm.parts["ability"], warm.parts["log_concentration"],
-                                mean + sd * spread,
-                                np.full(n_components, np.log(sd / np.sqrt(n_components))),
-                                np.zeros(n_components - 1)])
-            starts = [np.clip(z, box[:, 0] + 1e-9, box[:, 1] - 1e-9), *starts]
+        warm_starts = [_warm_start(w, family, grid, n_components, blocks, box) for w in warm]
         if family == "grid":
-            if warm is not None:
-                # the normal family's optimum is close in abilities and concentrations,
-                # and its weights are a smooth start for EM: two starts (it and the
-                # crude one) find what more crude starts did at a fraction of the cost
-                w = np.exp(_log_grid_weights(warm.family, warm.parts, grid))
-                z = np.concatenate([warm.parts["ability"], warm.parts["log_concentration"],
-                                    np.maximum(np.log(w / w.max()), box[-1, 0])])
-                starts = [np.clip(z, box[:, 0], box[:, 1]), starts[0]]
+            # the warm starts are close in abilities and concentrations and smooth
+            # for EM: with the crude one they find what more crude starts did at a
+            # fraction of the cost
+            starts = [*warm_starts, starts[0]] if warm_starts else starts
             best = _maximize_grid(objective, layout, grid, starts, box)
         else:
-            best = maximize(objective, starts, box, newton=False)
+            best = maximize(objective, [*warm_starts, *starts], box, newton=False)
         # L-BFGS-B rarely reports success on the grid's flat directions (the
         # softmax's shift, weights of points no task needs): judge by the
         # gradient projected on the box instead
@@ -527,7 +584,7 @@ def _fit_family(panel: Panel, layout: _Layout, family: str, grid: np.ndarray, n_
     k = _n_params(family, parts, layout.n_systems)
     n_obs = layout.n_tasks
     return _Candidate(family, best, parts, k, -2.0 * best.loglik + k * np.log(n_obs),
-                      n_components)
+                      n_components, slope)
 
 
 # -- results ------------------------------------------------------------------------
@@ -552,7 +609,8 @@ class PooledFit:
     converged : bool
         L-BFGS-B's verdict on the chosen family's optimum.
     family_table : pandas.DataFrame
-        Every family tried: log-likelihood, parameters counted, BIC, selected;
+        Every candidate tried (family, H, with or without slopes):
+        log-likelihood, parameters counted, BIC, selected;
         with ``criterion="heldout"`` also ``heldout_loglik``, the held-out
         tasks' log-likelihood summed over the folds.
     params : numpy.ndarray
@@ -560,6 +618,8 @@ class PooledFit:
     n_components : int
         Normals in the difficulty distribution (1 unless ``max_components``
         let BIC choose more; 1 for the grid family).
+    slope : bool
+        Whether the chosen model has per-system slopes (``fit_pooled(slope=...)``).
     """
 
     panel: Panel
@@ -575,6 +635,7 @@ class PooledFit:
     params: np.ndarray
     _layout: _Layout = field(repr=False)
     n_components: int = 1
+    slope: bool = False
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # -- the model's quantities ---------------------------------------------------
@@ -583,16 +644,26 @@ class PooledFit:
         """System labels, in the order of :attr:`abilities`."""
         return self.panel.systems
 
+    @property
+    def slopes(self) -> np.ndarray:
+        """Per-system slopes ``s_i`` (geometric mean 1); all 1 without ``slope=True``."""
+        return np.exp(self._coordinates(self.params)[3])
+
+    def _blocks(self):
+        return _blocks(self.family, self._layout.n_systems, self.grid.size, self.n_components,
+                       self.slope)
+
     def _coordinates(self, z: np.ndarray):
-        parts = _split(z, _blocks(self.family, self._layout.n_systems, self.grid.size,
-                                  self.n_components))
+        """Abilities, log-concentrations, log grid weights and log-slopes at coordinates `z`."""
+        parts = _split(z, self._blocks())
         a = _abilities(parts["ability"])
-        return a, parts["log_concentration"], _log_grid_weights(self.family, parts, self.grid)
+        return (a, parts["log_concentration"], _log_grid_weights(self.family, parts, self.grid),
+                _log_slopes(parts, a.size))
 
     def task_posterior(self, z: np.ndarray | None = None) -> np.ndarray:
         """``r[j, g]``: posterior probability that task j's difficulty is ``grid[g]``."""
-        a, log_kappa, log_w = self._coordinates(self.params if z is None else z)
-        joint = log_w[None, :] + task_grid_loglik(self._layout, a, log_kappa, self.grid)
+        a, log_kappa, log_w, log_s = self._coordinates(self.params if z is None else z)
+        joint = log_w[None, :] + task_grid_loglik(self._layout, a, log_kappa, self.grid, log_s)
         return np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
 
     def _posterior(self, z: np.ndarray | None) -> np.ndarray:
@@ -621,8 +692,8 @@ class PooledFit:
         there, so tasks with the same counts pool their posterior weights: at
         most (m + 1) x G components instead of J x G.
         """
-        a, log_kappa, _ = self._coordinates(self.params if z is None else z)
-        alpha, beta = _shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid)
+        a, log_kappa, _, log_s = self._coordinates(self.params if z is None else z)
+        alpha, beta = _shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
         pairs, member = self._pairs(i)
         weights = member @ r / r.shape[0]
         y = pairs[0].astype(float)[:, None]
@@ -693,7 +764,8 @@ class PooledFit:
     # -- uncertainty ------------------------------------------------------------------
     def _covariance(self) -> np.ndarray:
         if "cov" not in self._cache:
-            obj = get_pooled_objective(self._layout, self.family, self.grid, self.n_components)
+            obj = get_pooled_objective(self._layout, self.family, self.grid, self.n_components,
+                                       self.slope)
             with obj.lock:
                 obj.set_data(self._layout, self.grid, self.n_components)
                 free = ~at_bound(self.params, _box(obj.blocks)).any(axis=1)
@@ -771,11 +843,11 @@ class PooledFit:
         over at most 24 log-spaced horizons (trapezoid rule).
         """
         r = self._posterior(None)
-        a, log_kappa, _ = self._coordinates(self.params)
+        a, log_kappa, _, log_s = self._coordinates(self.params)
         n_tasks = r.shape[0]
         out = np.empty((self._layout.n_systems, k_arr.size))
         for i in range(self._layout.n_systems):
-            alpha, beta = _shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid)
+            alpha, beta = _shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
             pairs, member = self._pairs(i)
             codes = np.argmax(member, axis=0)
             a_c = alpha + pairs[0][:, None]                  # (pairs, G)
@@ -814,7 +886,8 @@ class PooledFit:
 
         System i's metric is a function of its component weights (the task
         posterior, which every coordinate moves) and its component shapes
-        (which only its own ability and concentration move).
+        (which only its own ability, concentration and slope move, and, through
+        the centring of abilities and slopes, the others').
         :func:`~passmix.metrics.evaluate_logit` gives the gradient in both, so
         only the posterior is differenced (a cheap J x G table per
         coordinate), never the metric: the cost no longer grows as
@@ -822,11 +895,13 @@ class PooledFit:
         """
         n_sys = self._layout.n_systems
         r0 = self._posterior(None)
-        a, log_kappa, _ = self._coordinates(self.params)
-        eta = a[:, None] - self.grid[None, :]
+        a, log_kappa, _, log_s = self._coordinates(self.params)
+        eta = _eta(a, self.grid, log_s)
         kappa = np.exp(log_kappa)[:, None]
-        slope = kappa * expit(eta) * expit(-eta)            # d alpha / d a = -d beta / d a
-        prior_alpha, prior_beta = _shapes(a, log_kappa, self.grid)
+        d_eta = kappa * expit(eta) * expit(-eta)            # d alpha / d eta = -d beta / d eta
+        # d eta / d log s_i = -s_i d
+        d_eta_log_s = -np.exp(log_s)[:, None] * self.grid[None, :]
+        prior_alpha, prior_beta = _shapes(a, log_kappa, self.grid, log_s)
         centre = np.empty((n_sys, k_arr.size))
         by_weight, direct = [], np.zeros((self.params.size, n_sys, k_arr.size))
         for i in range(n_sys):
@@ -838,12 +913,17 @@ class PooledFit:
             by_weight.append(full.reshape(k_arr.size, n_pairs, self.grid.size))
             # the shapes' own dependence: alpha_c = alpha_g + y, beta_c = beta_g + f
             g_of = np.tile(np.arange(self.grid.size), n_pairs)[keep]
-            d_ability = ga @ slope[i, g_of] - gb @ slope[i, g_of]
+            d_ability = ga @ d_eta[i, g_of] - gb @ d_eta[i, g_of]
             d_log_kappa = ga @ prior_alpha[i, g_of] + gb @ prior_beta[i, g_of]
-            # abilities are the free coordinates minus their mean
+            # abilities (and log-slopes) are the free coordinates minus their mean
             direct[:n_sys, i] -= d_ability / n_sys
             direct[i, i] += d_ability
             direct[n_sys + i, i] = d_log_kappa
+            if self.slope:
+                d_eta_s = d_eta[i, g_of] * d_eta_log_s[i, g_of]
+                d_log_s = ga @ d_eta_s - gb @ d_eta_s
+                direct[2 * n_sys:3 * n_sys, i] -= d_log_s / n_sys
+                direct[2 * n_sys + i, i] += d_log_s
         grads = direct
         for c in np.flatnonzero(active):
             step = 1e-5 * max(1.0, abs(self.params[c]))
@@ -868,24 +948,28 @@ class PooledFit:
             kind="stable").reset_index(drop=True)
 
     def systems_table(self) -> pd.DataFrame:
-        """Abilities, concentrations and observed success rates, one row per system."""
+        """Abilities, concentrations (slopes) and observed success rates, one row per system."""
         y, m = self.panel.successes, self.panel.trials
-        return pd.DataFrame({"ability": self.abilities, "concentration": self.concentrations,
-                             "tasks_run": (m > 0).sum(1),
-                             "success_rate": y.sum(1) / np.maximum(m.sum(1), 1)},
-                            index=pd.Index(self.systems, name="system"))
+        table = pd.DataFrame({"ability": self.abilities, "concentration": self.concentrations,
+                              "tasks_run": (m > 0).sum(1),
+                              "success_rate": y.sum(1) / np.maximum(m.sum(1), 1)},
+                             index=pd.Index(self.systems, name="system"))
+        if self.slope:
+            table.insert(2, "slope", self.slopes)
+        return table
 
     def info(self) -> dict[str, Any]:
         """Estimator, difficulty family, log-likelihood, BIC and convergence."""
         return {"estimator": "pooled", "family": self.family,
-                "n_components": self.n_components, "loglik": self.loglik,
+                "n_components": self.n_components, "slope": self.slope, "loglik": self.loglik,
                 "bic": self.bic, "converged": self.converged,
                 "n_systems": self._layout.n_systems, "n_tasks": self._layout.n_tasks}
 
     def __repr__(self) -> str:
         i, j = self.panel.shape
         status = "converged" if self.converged else "NOT converged"
-        return (f"PooledFit(family={self.family!r}, systems={i}, tasks={j}, "
+        slope = ", slope=True" if self.slope else ""
+        return (f"PooledFit(family={self.family!r}{slope}, systems={i}, tasks={j}, "
                 f"loglik={self.loglik:.3f}, BIC={self.bic:.3f}, {status})")
 
 
@@ -948,10 +1032,13 @@ class PooledSystem:
         return pd.concat(frames, ignore_index=True).drop(columns="system")
 
     def info(self) -> dict[str, Any]:
-        """The joint fit's info, with this system's ability and concentration."""
-        return {**self.fit.info(), "system": self.name,
-                "ability": float(self.fit.abilities[self.index]),
-                "concentration": float(self.fit.concentrations[self.index])}
+        """The joint fit's info, with this system's ability and concentration (and slope)."""
+        out = {**self.fit.info(), "system": self.name,
+               "ability": float(self.fit.abilities[self.index]),
+               "concentration": float(self.fit.concentrations[self.index])}
+        if self.fit.slope:
+            out["slope"] = float(self.fit.slopes[self.index])
+        return out
 
 
 def _interval_method(method: str | None) -> None:
@@ -981,20 +1068,41 @@ def fit_pooled_groups(groups: Mapping[tuple, Counts], seed=None) -> dict[tuple, 
 
 
 def _fit_candidates(panel: Panel, layout: _Layout, families, max_components: int,
-                    grid: np.ndarray, n_init: int, rng: np.random.Generator) -> list[_Candidate]:
-    """Every candidate difficulty distribution fitted to `panel`, in the family table's order."""
-    normal = _fit_family(panel, layout, "normal", grid, n_init, rng)
-    candidates = [normal] if "normal" in families else []
-    if "normal" in families:
-        candidates += [_fit_family(panel, layout, "normal", grid, n_init, rng, warm=normal,
-                                   n_components=h) for h in range(2, max_components + 1)]
-    if "grid" in families:
-        candidates.append(_fit_family(panel, layout, "grid", grid, n_init, rng, warm=normal))
-    return candidates
+                    grid: np.ndarray, n_init: int, rng: np.random.Generator,
+                    slopes: tuple[bool, ...] = (False,)) -> list[_Candidate]:
+    """Every candidate fitted to `panel`, in the family table's order.
+
+    Candidates are the families (normal H = 1 .. `max_components`, grid),
+    each without and/or with slopes. The Rasch model's single normal is
+    always fitted first: it warm-starts the others, and a candidate with
+    slopes also starts from its Rasch counterpart's optimum.
+    """
+    shapes = ([("normal", h) for h in range(1, max_components + 1)] if "normal" in families
+              else []) + ([("grid", 1)] if "grid" in families else [])
+
+    def fit(family, h, slope, warm):
+        return _fit_family(panel, layout, family, grid, n_init, rng, warm=tuple(warm),
+                           n_components=h, slope=slope)
+
+    base = fit("normal", 1, False, ())
+    rasch: dict[tuple[str, int], _Candidate] = {("normal", 1): base}
+    out = []
+    for slope in slopes:
+        first = fit("normal", 1, True, (base,)) if slope else base
+        for family, h in shapes:
+            if (family, h) == ("normal", 1):
+                cand = first
+            else:
+                twin = rasch.get((family, h)) if slope else None
+                cand = fit(family, h, slope, (first,) if twin is None else (first, twin))
+            if not slope:
+                rasch[(family, h)] = cand
+            out.append(cand)
+    return out
 
 
 def heldout_loglik(params: np.ndarray, family: str, panel: Panel, grid: np.ndarray,
-                   n_components: int = 1) -> float:
+                   n_components: int = 1, slope: bool = False) -> float:
     """Marginal log-likelihood of `panel`'s tasks under fitted pooled-model coordinates.
 
     Each task's difficulty is integrated out over the fitted distribution
@@ -1014,6 +1122,8 @@ def heldout_loglik(params: np.ndarray, family: str, panel: Panel, grid: np.ndarr
         The fit's difficulty grid (:attr:`PooledFit.grid`).
     n_components : int, default 1
         Normals in the fit's difficulty distribution.
+    slope : bool, default False
+        Whether the fit has per-system slopes (:attr:`PooledFit.slope`).
 
     Returns
     -------
@@ -1034,20 +1144,21 @@ def heldout_loglik(params: np.ndarray, family: str, panel: Panel, grid: np.ndarr
     >>> bool(score < 0)
     True
     """
-    return _layout_loglik(params, family, _layout(panel), grid, n_components)
+    return _layout_loglik(params, family, _layout(panel), grid, n_components, slope)
 
 
 def _layout_loglik(params: np.ndarray, family: str, layout: _Layout, grid: np.ndarray,
-                   n_components: int) -> float:
+                   n_components: int, slope: bool = False) -> float:
     """The pooled log-likelihood of `layout`'s tasks at `params`."""
-    objective = _objective(family)
+    objective = _objective(family, bool(slope))
     with objective.lock:
         objective.set_data(layout, grid, n_components)
         return objective.logp_dlogp(params)[0]
 
 
 def _heldout_loglik(panel: Panel, families, max_components: int, grid: np.ndarray,
-                    n_init: int, n_folds: int, rng: np.random.Generator) -> np.ndarray:
+                    n_init: int, n_folds: int, rng: np.random.Generator,
+                    slopes: tuple[bool, ...]) -> np.ndarray:
     """Held-out log-likelihood of every candidate, summed over `n_folds` folds of tasks."""
     y, m = panel.successes, panel.trials
     n_tasks = panel.shape[1]
@@ -1058,16 +1169,16 @@ def _heldout_loglik(panel: Panel, families, max_components: int, grid: np.ndarra
         train = Panel(y[:, keep], m[:, keep])
         test = _layout(Panel(y[:, held], m[:, held]))
         fitted = _fit_candidates(train, _layout(train), families, max_components, grid,
-                                 n_init, rng)
+                                 n_init, rng, slopes)
         scores = np.array([_layout_loglik(c.optimum.params, c.family, test, grid,
-                                          c.n_components) for c in fitted])
+                                          c.n_components, c.slope) for c in fitted])
         total = scores if total is None else total + scores
     return total
 
 
 def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: int = 3,
-               max_components: int = 1, criterion: str = "bic", n_folds: int = 5, seed=None,
-               **read_kwargs) -> PooledFit:
+               max_components: int = 1, slope: bool | str = False, criterion: str = "bic",
+               n_folds: int = 5, seed=None, **read_kwargs) -> PooledFit:
     """Fit the pooled model to many systems on shared tasks by marginal maximum likelihood.
 
     Parameters
@@ -1095,6 +1206,14 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
         The normal family is a mixture of H = 1 .. `max_components` normals,
         H chosen by `criterion` (each H > 1 also starts from the single normal's
         optimum, split). Each H costs about one more normal fit.
+    slope : bool or "auto", default False
+        Per-system slopes, a 2PL-style discrimination: ``mu_ij = expit(a_i -
+        s_i d_j)`` with the log-slopes summing to 0 (I - 1 more parameters).
+        ``"auto"`` fits every candidate without and with slopes and lets
+        `criterion` choose, so slopes are used only where the data support
+        them; a candidate with slopes starts from its Rasch counterpart's
+        optimum, so its likelihood is never lower. The slopes are in
+        :attr:`PooledFit.slopes` and :meth:`PooledFit.systems_table`.
     criterion : {"bic", "heldout"}, default "bic"
         How the difficulty distribution is chosen among the candidates
         (families, and H for the normal): the smallest BIC, or the largest
@@ -1148,16 +1267,23 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     if criterion not in CRITERIA:
         raise ValueError(f"unknown criterion {criterion!r}; expected one of "
                          f"{', '.join(CRITERIA)}.")
+    if isinstance(slope, str) and slope == "auto":
+        slopes: tuple[bool, ...] = (False, True)
+    elif isinstance(slope, (bool, np.bool_)):
+        slopes = (bool(slope),)
+    else:
+        raise ValueError(f"slope must be True, False or 'auto', got {slope!r}.")
     if criterion == "heldout" and (isinstance(n_folds, bool) or int(n_folds) != n_folds
                                    or not 2 <= n_folds <= panel.shape[1]):
         raise ValueError(f"n_folds must be a whole number in 2..{panel.shape[1]} (the tasks), "
                          f"got {n_folds!r}.")
     layout = _layout(panel)
     candidates = _fit_candidates(panel, layout, families, int(max_components), grid,
-                                 int(n_init), rng)
+                                 int(n_init), rng, slopes)
     table = pd.DataFrame({
         "family": [c.family for c in candidates],
         "n_components": [c.n_components if c.family != "grid" else pd.NA for c in candidates],
+        "slope": [c.slope for c in candidates],
         "loglik": [c.optimum.loglik for c in candidates],
         "n_params": [c.n_params for c in candidates],
         "bic": [c.bic for c in candidates],
@@ -1167,7 +1293,7 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
         score = -table["bic"].to_numpy()
     else:
         score = _heldout_loglik(panel, families, int(max_components), grid, int(n_init),
-                                int(n_folds), rng)
+                                int(n_folds), rng, slopes)
         table["heldout_loglik"] = score
         score = np.where(np.isnan(score), -np.inf, score)  # a fold that failed loses
     # ties (within 1e-6 relative) go to the simpler model, as in passmix.fit
@@ -1182,4 +1308,4 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
                      grid_weights=np.exp(_log_grid_weights(best.family, parts, grid)),
                      loglik=best.optimum.loglik, bic=best.bic, converged=best.optimum.converged,
                      family_table=table, params=best.optimum.params, _layout=layout,
-                     n_components=best.n_components)
+                     n_components=best.n_components, slope=best.slope)

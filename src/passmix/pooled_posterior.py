@@ -31,7 +31,7 @@ import pandas as pd
 from ._defaults import SUMMARY_K
 from ._validation import check_k, check_level, check_metric, check_seed, check_whole
 from .panel import as_panel
-from .pooled import (PooledFit, _block_names, _blocks, _layout, _shapes, _split,
+from .pooled import (PooledFit, _block_names, _layout, _shapes, _split,
                      build_pooled_model, fit_pooled)
 
 __all__ = ["PooledPosterior", "sample_pooled"]
@@ -97,7 +97,7 @@ class PooledPosterior:
         if "z" not in self._cache:
             post = self.idata.posterior
             blocks = []
-            for name in _block_names(self.fit.family):
+            for name in _block_names(self.fit.family, self.fit.slope):
                 if name not in post:
                     continue
                 values = post[name].values
@@ -127,8 +127,8 @@ class PooledPosterior:
             # each task's difficulty, shared by the systems: inverse CDF of its posterior
             u = rng.random(n_tasks)[:, None]
             g = np.minimum((np.cumsum(r, axis=1) < u).sum(axis=1), r.shape[1] - 1)
-            a, log_kappa, _ = fit._coordinates(z)
-            alpha, beta = _shapes(a, log_kappa, fit.grid)  # (I, G)
+            a, log_kappa, _, log_s = fit._coordinates(z)
+            alpha, beta = _shapes(a, log_kappa, fit.grid, log_s)  # (I, G)
             p = rng.beta(alpha[:, g] + y, beta[:, g] + f)  # (I, J)
             out[s] = point_metric(metric, p, k_arr).mean(axis=1)
         columns = pd.MultiIndex.from_product([list(fit.systems), k_arr.tolist()],
@@ -168,13 +168,14 @@ class PooledPosterior:
         """ArviZ's summary of the free coordinates: mean, sd, ESS, R-hat per coordinate."""
         import arviz as az
 
-        names = ["abilities"] + [n for n in _block_names(self.fit.family)[1:]
+        names = ["abilities"] + [n for n in _block_names(self.fit.family, self.fit.slope)[1:]
                                  if n in self.idata.posterior and self.idata.posterior[n].size]
         return az.summary(self.idata, var_names=names, kind="all")
 
 
 def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune: int = 1000,
-                  max_components: int = 1, grid=None, seed=None, target_accept: float = 0.9,
+                  max_components: int = 1, slope: bool = False, grid=None, seed=None,
+                  target_accept: float = 0.9,
                   cores: int | None = None, progressbar: bool = False,
                   **read_kwargs) -> PooledPosterior:
     """NUTS draws of the pooled model with weak priors (normal difficulty family).
@@ -190,6 +191,9 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
     max_components : int, default 1
         Normals in the difficulty distribution: the maximum-likelihood fit
         chooses H = 1 .. `max_components` by BIC, and that H is sampled.
+    slope : bool or "auto", default False
+        Per-system slopes, as :func:`passmix.fit_pooled`; sampled when the fit
+        has them (the log-slopes with a zero-sum normal prior, sd 1).
     grid : array_like, optional
         Difficulty grid; default :data:`passmix.pooled.DEFAULT_GRID`.
     seed : int, optional
@@ -230,20 +234,21 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
     seed = check_seed(seed)
     if seed is not None and not isinstance(seed, (int, np.integer)):
         raise ValueError("seed must be an int or None here (it seeds PyMC's chains).")
-    fit = fit_pooled(panel, family="normal", max_components=max_components, grid=grid,
-                     seed=seed)
-    layout = _layout(panel)
-    model = build_pooled_model(layout, "normal", fit.grid, fit.n_components, prior="weak")
+    fit = fit_pooled(panel, family="normal", max_components=max_components, slope=slope,
+                     grid=grid, seed=seed)
+    model = build_pooled_model(_layout(panel), "normal", fit.grid, fit.n_components,
+                               prior="weak", slope=fit.slope)
     names = [rv.name for rv in model.free_RVs]
-    blocks = _split(fit.params, _blocks("normal", layout.n_systems, fit.grid.size,
-                                        fit.n_components))
+    blocks = _split(fit.params, fit._blocks())
     rng = np.random.default_rng(seed)
-    # chains start near the optimum, jittered so that R-hat can see them disagree
-    blocks["ability"] = fit.abilities  # the zero-sum prior's value: centred
+    # chains start near the optimum, jittered so that R-hat can see them disagree;
+    # the zero-sum priors' values are centred
     starts = [{name: blocks[name] + 0.1 * rng.standard_normal(blocks[name].shape)
                for name in names if name in blocks} for _ in range(chains)]
     for start in starts:
-        start["ability"] = start["ability"] - start["ability"].mean()
+        for name in ("ability", "log_slope"):
+            if name in start:
+                start[name] = start[name] - start[name].mean()
     idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
                       random_seed=seed, model=model, initvals=starts,
                       target_accept=target_accept, progressbar=progressbar,
