@@ -242,7 +242,8 @@ def test_mixture_of_normals_recovered_and_chosen_by_bic():
     d = np.where(rng.random(n) < 0.4, rng.normal(-1, 0.7, n), rng.normal(4, 1.0, n))
     a = np.array([-0.8, -0.3, 0.2, 0.9])
     y, m, _ = simulate(rng, a - a.mean(), [50.0] * 4, d, 10)
-    fit = fit_pooled(Panel(y, m), max_components=3, seed=0)
+    fit = fit_pooled(Panel(y, m), max_components=3, concentration="system", criterion="bic",
+                     seed=0)
     table = fit.family_table
     assert list(table["n_components"]) == [1, 2, 3]
     assert fit.n_components == 2 and table.loc[table["selected"], "n_components"].item() == 2
@@ -263,7 +264,7 @@ class TestHeldOut:
         y, m, _ = simulate(rng, [-0.6, 0.1, 0.5], [8.0, 40.0, 3.0], rng.normal(0.5, 1.2, 60), 6)
         fit = fit_pooled(Panel(y[:, :50], m[:, :50]), family="normal", seed=0)
         test = Panel(y[:, 50:], m[:, 50:])
-        got = heldout_loglik(fit.params, "normal", test, DEFAULT_GRID)
+        got = heldout_loglik(fit, test)
         layout = _layout(test)
         a, log_kappa = fit.abilities, np.log(fit.concentrations)
         mean, sd = fit.params[-2], np.exp(fit.params[-1])
@@ -277,8 +278,9 @@ class TestHeldOut:
         assert got == pytest.approx(want, rel=1e-7)
         # and on the training tasks it is the fit's own log-likelihood
         train = Panel(y[:, :50], m[:, :50])
-        assert heldout_loglik(fit.params, "normal", train, DEFAULT_GRID) == pytest.approx(
-            fit.loglik, rel=1e-12)
+        assert heldout_loglik(fit, train) == pytest.approx(fit.loglik, rel=1e-12)
+        with pytest.raises(ValueError, match="3 systems"):
+            heldout_loglik(fit, Panel(y[:2, 50:], m[:2, 50:]))
 
     @pytest.mark.slow
     @pytest.mark.parametrize("case, chosen", [("two groups", 2), ("normal", 1)])
@@ -297,8 +299,8 @@ class TestHeldOut:
         assert (table["heldout_loglik"] < table["loglik"]).all()
 
     def test_bad_criterion_and_folds(self, small_panel):
-        with pytest.raises(ValueError, match="unknown criterion 'aic'"):
-            fit_pooled(small_panel, criterion="aic")
+        with pytest.raises(ValueError, match="unknown criterion 'dic'"):
+            fit_pooled(small_panel, criterion="dic")
         for bad in (1, 5, 2.5, True):
             with pytest.raises(ValueError, match="n_folds must be a whole number in 2..4"):
                 fit_pooled(small_panel, criterion="heldout", n_folds=bad)
@@ -559,7 +561,8 @@ def two_pl():
     rng = np.random.default_rng(8)
     a, log_s = np.array([-1.0, -0.3, 0.3, 1.0]), np.array([-0.4, -0.1, 0.1, 0.4])
     y, m = simulate_2pl(rng, a, log_s, rng.normal(0.5, 1.5, 250), 10)
-    return fit_pooled(Panel(y, m), slope="auto", seed=0), a, np.exp(log_s)
+    fit = fit_pooled(Panel(y, m), slope="auto", concentration="system", criterion="bic", seed=0)
+    return fit, a, np.exp(log_s)
 
 
 class TestSlopes:
@@ -638,7 +641,8 @@ class TestSlopes:
         rng = np.random.default_rng(9)
         y, m = simulate_2pl(rng, [-1.0, -0.3, 0.3, 1.0], np.zeros(4), rng.normal(0.5, 1.5, 250),
                             10)
-        fit = fit_pooled(Panel(y, m), slope="auto", seed=0)
+        fit = fit_pooled(Panel(y, m), slope="auto", concentration="system", criterion="bic",
+                         seed=0)
         assert not fit.slope and fit.family_table["slope"].tolist() == [False, True]
         assert_allclose(fit.slopes, 1.0)
         assert "slope" not in fit.systems_table()
@@ -688,13 +692,87 @@ class TestSlopes:
         got = fit.system("b").metric("pass@k", [1, 5, 50])
         assert_allclose(got, [np.mean(values[kk]) for kk in (1, 5, 50)], atol=4e-3)
         # the held-out score of the training tasks is the fit's own likelihood
-        assert heldout_loglik(fit.params, fit.family, small_panel, fit.grid, fit.n_components,
-                              fit.slope) == pytest.approx(fit.loglik, rel=1e-10)
+        assert heldout_loglik(fit, small_panel) == pytest.approx(fit.loglik, rel=1e-10)
 
     @pytest.mark.parametrize("slope", ["yes", 1, None])
     def test_bad_slope(self, small_panel, slope):
         with pytest.raises(ValueError, match="slope must be"):
             fit_pooled(small_panel, slope=slope)
+
+
+class TestSharedConcentration:
+    """One concentration for every system, against per-system ones, chosen by the criterion."""
+
+    def test_objective_matches_betabinomials(self, small_panel):
+        layout = _layout(small_panel)
+        y, m = small_panel.successes, small_panel.trials
+        obj = get_pooled_objective(layout, "normal", DEFAULT_GRID, shared=True)
+        assert [size for _, size in obj.blocks] == [N_SYS, 1, 1, 1]
+        z = np.random.default_rng(7).normal(scale=0.5, size=N_SYS + 3)
+        a, kappa = z[:N_SYS] - z[:N_SYS].mean(), np.exp(z[N_SYS])
+        log_w = log_softmax(-0.5 * ((DEFAULT_GRID - z[-2]) / np.exp(z[-1])) ** 2)
+        table = np.array([[sum(stats.betabinom.logpmf(y[i, j], m[i, j], expit(a[i] - d) * kappa,
+                                                      expit(d - a[i]) * kappa)
+                               for i in range(N_SYS) if m[i, j] > 0)
+                           for d in DEFAULT_GRID] for j in range(4)])
+        logp, grad = obj.logp_dlogp(z)
+        assert logp == pytest.approx(logsumexp(log_w + table, axis=1).sum(), rel=1e-10)
+        for c in range(z.size):
+            up, down = z.copy(), z.copy()
+            up[c] += 1e-6
+            down[c] -= 1e-6
+            assert grad[c] == pytest.approx(
+                (obj.logp_dlogp(up)[0] - obj.logp_dlogp(down)[0]) / 2e-6, rel=1e-5, abs=1e-6)
+
+    @pytest.fixture(scope="class")
+    def equal_kappa(self):
+        rng = np.random.default_rng(12)
+        a = np.array([-1.0, -0.3, 0.3, 1.0])
+        y, m, _ = simulate(rng, a, [15.0] * 4, rng.normal(1.0, 1.5, 200), 10)
+        return fit_pooled(Panel(y, m), seed=0), a
+
+    def test_equal_concentrations_are_shared(self, equal_kappa):
+        fit, a = equal_kappa
+        table = fit.family_table
+        assert list(table["concentration"]) == ["system", "shared"]
+        assert table["n_params"][0] - table["n_params"][1] == 3
+        assert fit.concentration == "shared" and table["selected"].tolist() == [False, True]
+        assert np.ptp(fit.concentrations) == 0.0
+        # one concentration estimated from every system's tasks: near the truth
+        assert np.log(fit.concentrations[0]) == pytest.approx(np.log(15.0), abs=0.6)
+        assert_allclose(fit.abilities, a, atol=0.25)
+        assert "concentration='shared'" in repr(fit)
+        info = fit.system(0).info()
+        assert info["concentration_model"] == "shared"
+        assert info["concentration"] == pytest.approx(fit.concentrations[0])
+
+    def test_different_concentrations_are_kept(self):
+        rng = np.random.default_rng(13)
+        y, m, _ = simulate(rng, [-0.5, 0.0, 0.5], [0.7, 30.0, 1e4], rng.normal(0.5, 1.5, 200),
+                           10)
+        fit = fit_pooled(Panel(y, m), seed=0)
+        assert fit.concentration == "system"
+        assert fit.concentrations[0] < 5 < 100 < fit.concentrations[2]
+
+    def test_delta_gradient_against_differences(self, equal_kappa):
+        fit = equal_kappa[0]
+        k = np.array([1, 10, 1000])
+        for metric in ("pass@k", "auc@k"):
+            grads, _ = fit._logit_gradients(metric, k, np.ones(fit.params.size, bool))
+            for c in range(fit.params.size):
+                step = 1e-5 * max(1.0, abs(fit.params[c]))
+                up, down = fit.params.copy(), fit.params.copy()
+                up[c] += step
+                down[c] -= step
+                fd = (fit._logits(metric, k, up) - fit._logits(metric, k, down)) / (2 * step)
+                assert_allclose(grads[c], fd, rtol=1e-4, atol=1e-6)
+
+    def test_one_system_and_bad_values(self, small_panel):
+        one = Panel(small_panel.successes[:1], small_panel.trials[:1])
+        fit = fit_pooled(one, seed=0)
+        assert fit.family_table["concentration"].tolist() == ["system"]
+        with pytest.raises(ValueError, match="unknown concentration 'each'"):
+            fit_pooled(small_panel, concentration="each")
 
 
 def test_plot_difficulty(small_panel):
@@ -731,13 +809,17 @@ def test_one_system():
     assert fit.system(0).metric("pass@k", 10) == pytest.approx(truth, abs=0.05)
 
 
-def test_auto_family_picks_the_smaller_bic(small_panel):
-    fit = fit_pooled(small_panel, family="auto", seed=0)
+@pytest.mark.parametrize("criterion", ["aic", "bic"])
+def test_auto_family_picks_the_smallest_criterion(small_panel, criterion):
+    fit = fit_pooled(small_panel, family="auto", criterion=criterion, seed=0)
     table = fit.family_table
-    assert list(table["family"]) == ["normal", "grid"]
-    best = table.loc[table["bic"].idxmin(), "family"]
-    assert fit.family == best and table["selected"].sum() == 1
-    assert table.loc[table["selected"], "family"].item() == best
+    assert list(table["family"]) == ["normal", "grid"] * 2
+    assert list(table["concentration"]) == ["system"] * 2 + ["shared"] * 2
+    assert table["selected"].sum() == 1
+    chosen = table[table["selected"]].iloc[0]
+    assert chosen[criterion] <= table[criterion].min() + 1e-6 * abs(table[criterion].min())
+    assert (fit.family, fit.concentration) == (chosen["family"], chosen["concentration"])
+    assert_allclose(table["aic"], -2 * table["loglik"] + 2 * table["n_params"])
     # BIC from its parts: -2 loglik + n_params log J
     assert_allclose(table["bic"], -2 * table["loglik"] + table["n_params"] * np.log(4))
 

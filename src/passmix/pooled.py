@@ -11,7 +11,11 @@ depart from it::
 identifiability constraint: free coordinates minus their mean), ``kappa_i`` its concentration: as
 ``kappa_i -> inf`` the model is plain Rasch (a task's difficulty fixes every
 system's rate), and a small ``kappa_i`` lets system i's own counts on a task
-dominate, so pooling is as strong as the data support. With ``slope=True``
+dominate, so pooling is as strong as the data support. With
+``concentration="shared"`` one concentration serves every system (I - 1
+fewer parameters); by default (``"auto"``) both are fitted and the criterion
+picks, so per-system concentrations are kept only where the data can tell
+them apart. With ``slope=True``
 each system also has a slope (a 2PL-style discrimination, per system):
 ``mu_ij = expit(a_i - s_i d_j)``, the log-slopes summing to 0 (the
 difficulties' scale is otherwise free); a system with a steeper slope
@@ -67,7 +71,7 @@ from .intervals import ConfidenceInterval
 from .metrics import evaluate_logit, evaluate_metric
 from .panel import Panel, as_panel
 
-__all__ = ["CRITERIA", "DEFAULT_GRID", "FAMILIES", "PooledFit", "PooledSystem",
+__all__ = ["CONCENTRATIONS", "CRITERIA", "DEFAULT_GRID", "FAMILIES", "PooledFit", "PooledSystem",
            "WEAK_POOLED_PRIOR", "em_grid_weights", "fit_pooled",
            "fit_pooled_groups", "heldout_loglik"]
 
@@ -83,9 +87,11 @@ WEAK_POOLED_PRIOR = {"ability": (0.0, 5.0), "log_concentration": (2.0, 3.0),
                      "difficulty_mean": (0.0, 5.0), "log_difficulty_sd": (0.5, 1.5),
                      "component_logits": (0.0, 2.0), "grid_logits": (0.0, 2.0)}
 #: How fit_pooled chooses among the candidate difficulty distributions.
-CRITERIA = ("bic", "heldout")
+CRITERIA = ("aic", "bic", "heldout")
 #: Difficulty families; the first is the default (``"auto"`` fits both, `criterion` picks).
 FAMILIES = ("normal", "grid")
+#: Concentration structures: one per system, or one shared by all (``"auto"``: both).
+CONCENTRATIONS = ("system", "shared")
 _BOUNDS = {
     "ability": (-30.0, 30.0),
     "log_concentration": (-5.0, 14.0),
@@ -97,7 +103,7 @@ _BOUNDS = {
     "log_difficulty_sd": (np.log(0.3), np.log(20.0)),
     "component_logits": (-12.0, 12.0),
 }
-# a grid point carries mass when its weight is above this (the BIC count)
+# a grid point carries mass when its weight is above this (the AIC and BIC count)
 _SUPPORT = 1e-4
 # converged when no free coordinate's slope exceeds this times sqrt(J)
 _GRAD_TOL = 1e-3
@@ -144,15 +150,16 @@ def _block_names(family: str, slope: bool = False) -> tuple[str, ...]:
 
 
 def _blocks(family: str, n_systems: int, n_grid: int, n_components: int = 1,
-            slope: bool = False) -> list[tuple[str, int]]:
+            slope: bool = False, shared: bool = False) -> list[tuple[str, int]]:
     """The optimiser's coordinates: (name, size) of each free variable with any.
 
     The normal family is a mixture of `n_components` normals: a mean and a
     log-sd each, and ``n_components - 1`` logits of the mixing weights (the
     first component's logit is 0). With `slope`, a log-slope per system
-    follows the concentrations.
+    follows the concentrations; with `shared`, one log-concentration serves
+    every system.
     """
-    blocks = [("ability", n_systems), ("log_concentration", n_systems)]
+    blocks = [("ability", n_systems), ("log_concentration", 1 if shared else n_systems)]
     if slope:
         blocks.append(("log_slope", n_systems))
     if family == "grid":
@@ -179,6 +186,13 @@ def _log_slopes(parts: dict[str, np.ndarray], n_systems: int) -> np.ndarray:
     """Centred log-slopes (zeros for the Rasch model, which has none)."""
     free = parts.get("log_slope")
     return np.zeros(n_systems) if free is None else free - free.mean()
+
+
+def _system_parts(parts: dict[str, np.ndarray]):
+    """Per-system abilities, log-concentrations and log-slopes, (I,) each."""
+    a = _abilities(parts["ability"])
+    log_kappa = np.broadcast_to(parts["log_concentration"], a.shape)
+    return a, log_kappa, _log_slopes(parts, a.size)
 
 
 def _log_grid_weights(family: str, parts: dict[str, np.ndarray], grid: np.ndarray):
@@ -219,7 +233,8 @@ def task_grid_loglik(layout: _Layout, a, log_kappa, grid, log_slope=None) -> np.
 
 # -- the PyMC model and its compiled objective -------------------------------------
 def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray = DEFAULT_GRID,
-                       n_components: int = 1, prior: str = "flat", slope: bool = False):
+                       n_components: int = 1, prior: str = "flat", slope: bool = False,
+                       shared: bool = False):
     """The PyMC model of the pooled likelihood (flat priors: its mode is the MLE).
 
     With ``prior="weak"`` the free coordinates get the independent normal
@@ -231,7 +246,8 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
     family); free variables ``ability`` (I values, centred),
     ``log_concentration`` (I) and ``grid_logits`` (G) or ``difficulty_mean``,
     ``log_difficulty_sd`` (H each) and ``component_logits`` (H - 1), and with
-    `slope` ``log_slope`` (I values, centred); deterministics ``abilities``,
+    `slope` ``log_slope`` (I values, centred); with `shared` the
+    concentration is one value for every system; deterministics ``abilities``,
     ``concentrations``, ``grid_weights`` (and ``slopes``). The sizes I and G are read from
     the data containers' shapes, so one compiled graph serves panels of any
     shape and any grid.
@@ -248,8 +264,8 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
         inc = pm.Data("incidence", layout.incidence)
         t = pm.Data("grid", np.asarray(grid, float))
         n_sys = inc.shape[1] // py.shape[0]
-        sizes = {"ability": n_sys, "log_concentration": n_sys, "log_slope": n_sys,
-                 "grid_logits": t.shape[0]}
+        sizes = {"ability": n_sys, "log_concentration": 1 if shared else n_sys,
+                 "log_slope": n_sys, "grid_logits": t.shape[0]}
         if family != "grid":
             comp = pm.Data("components", np.zeros(n_components))
             sizes.update(difficulty_mean=comp.shape[0], log_difficulty_sd=comp.shape[0],
@@ -298,7 +314,7 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
         stacked = ell.dimshuffle(0, 2, 1).reshape((-1, t.shape[0]))
         task_ll = pt.dot(inc, stacked)
         pm.Deterministic("abilities", a)
-        pm.Deterministic("concentrations", pt.exp(log_kappa))
+        pm.Deterministic("concentrations", pt.exp(log_kappa) * pt.ones(n_sys))
         pm.Deterministic("grid_weights", pt.exp(log_w))
         pm.Potential("loglik", pt.sum(pt.logsumexp(log_w[None, :] + task_ll, axis=1)))
     return model
@@ -317,6 +333,7 @@ class PooledObjective:
     _fn: Any
     family: str
     slope: bool = False
+    shared: bool = False
     blocks: list = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
@@ -330,7 +347,8 @@ class PooledObjective:
         if self.family != "grid":
             values["components"] = np.zeros(n_components)
         pm.set_data(values, model=self.model)
-        self.blocks = _blocks(self.family, layout.n_systems, len(grid), n_components, self.slope)
+        self.blocks = _blocks(self.family, layout.n_systems, len(grid), n_components, self.slope,
+                              self.shared)
         self._sizes = [dict(self.blocks).get(name, 0)
                        for name in _block_names(self.family, self.slope)]
 
@@ -351,24 +369,25 @@ class PooledObjective:
 
 
 @lru_cache(maxsize=None)
-def _objective(family: str, slope: bool = False) -> PooledObjective:
+def _objective(family: str, slope: bool = False, shared: bool = False) -> PooledObjective:
     import pymc as pm
 
     # placeholder data of the right ranks; set_data swaps in each panel's
     dummy = _Layout(2, 1, np.zeros(1), np.ones(1), np.zeros(1), np.ones((1, 2)))
-    model = build_pooled_model(dummy, family, DEFAULT_GRID, slope=slope)
+    model = build_pooled_model(dummy, family, DEFAULT_GRID, slope=slope, shared=shared)
     if [v.name for v in model.value_vars] != list(_block_names(family, slope)):  # pragma: no cover
         raise RuntimeError("unexpected order of the pooled model's variables")
     logp = model.logp(jacobian=False)
     dlogp = model.dlogp(model.free_RVs, jacobian=False)
     fn = pm.pytensorf.compile(model.value_vars, [logp, dlogp])
-    return PooledObjective(model, fn, family, slope)
+    return PooledObjective(model, fn, family, slope, shared)
 
 
 def get_pooled_objective(layout: _Layout, family: str, grid: np.ndarray,
-                         n_components: int = 1, slope: bool = False) -> PooledObjective:
+                         n_components: int = 1, slope: bool = False,
+                         shared: bool = False) -> PooledObjective:
     """The family's compiled objective (built once per process), set to `layout` and `grid`."""
-    obj = _objective(family, bool(slope))
+    obj = _objective(family, bool(slope), bool(shared))
     obj.set_data(layout, grid, n_components)
     return obj
 
@@ -392,7 +411,8 @@ def _starts(panel: Panel, family: str, grid: np.ndarray, blocks, n_init: int,
     for s in range(n_init):
         jitter = 0.0 if s == 0 else 0.5
         parts = {"ability": a0 + jitter * rng.standard_normal(a0.size),
-                 "log_concentration": np.full(a0.size, 2.0 + (rng.uniform(-1, 3) if s else 0.0))}
+                 "log_concentration": np.full(dict(blocks)["log_concentration"],
+                                              2.0 + (rng.uniform(-1, 3) if s else 0.0))}
         if "log_slope" in dict(blocks):  # drawn only then: Rasch fits keep their starts
             parts["log_slope"] = 0.3 * jitter * rng.standard_normal(a0.size)
         if family == "grid":
@@ -416,13 +436,15 @@ def _starts(panel: Panel, family: str, grid: np.ndarray, blocks, n_init: int,
 
 
 def _n_params(family: str, parts: dict[str, np.ndarray], n_systems: int) -> int:
-    """Free parameters for BIC: abilities, concentrations, and the difficulty distribution's.
+    """Free parameters for AIC and BIC: abilities, concentrations, and the difficulty distribution's.
 
     For the grid, a support point with mass counts twice (location and
     weight), less one for the weights' sum: the usual count for a discrete
-    mixing distribution. Slopes count I - 1 (they are centred).
+    mixing distribution. Slopes count I - 1 (they are centred), a shared
+    concentration 1.
     """
-    base = (n_systems - 1) + n_systems + (n_systems - 1 if "log_slope" in parts else 0)
+    base = ((n_systems - 1) + parts["log_concentration"].size
+            + (n_systems - 1 if "log_slope" in parts else 0))
     if family == "grid":
         w = np.exp(log_softmax(parts["grid_logits"]))
         return base + 2 * int((w > _SUPPORT).sum()) - 1
@@ -438,6 +460,7 @@ class _Candidate:
     bic: float
     n_components: int = 1
     slope: bool = False
+    shared: bool = False
 
 
 def em_grid_weights(scaled: np.ndarray, w: np.ndarray, max_iter: int = 2000,
@@ -471,8 +494,8 @@ class _ProfiledGrid:
     the weights are the EM maximiser (warm-started from the last point), and
     by the envelope theorem the profile's gradient is the full likelihood's
     gradient in those coordinates at the maximising weights, which the
-    compiled PyMC objective gives. L-BFGS on the 2I coordinates then replaces
-    a joint search over 2I + G coordinates whose weight directions are flat.
+    compiled PyMC objective gives. L-BFGS on those (about 2I) coordinates then
+    replaces a joint search with G more, whose weight directions are flat.
     """
 
     objective: PooledObjective
@@ -482,9 +505,7 @@ class _ProfiledGrid:
 
     def full(self, theta: np.ndarray) -> np.ndarray:
         """The full coordinates at `theta`, weights set to their EM maximiser."""
-        n = self.layout.n_systems
-        a, log_kappa = _abilities(theta[:n]), theta[n:2 * n]
-        log_s = _log_slopes({"log_slope": theta[2 * n:]} if theta.size > 2 * n else {}, n)
+        a, log_kappa, log_s = _system_parts(_split(theta, self.objective.blocks[:-1]))
         ll = task_grid_loglik(self.layout, a, log_kappa, self.grid, log_s)
         scaled = np.exp(ll - ll.max(axis=1, keepdims=True))
         # keep a floor so a point EM has emptied can come back at a later theta
@@ -506,7 +527,8 @@ class _ProfiledGrid:
 def _maximize_grid(objective: PooledObjective, layout: _Layout, grid: np.ndarray,
                    starts: list[np.ndarray], box: np.ndarray) -> Optimum:
     """The grid family's optimum: L-BFGS on the profile over EM weights, from each start."""
-    n_theta = (3 if objective.slope else 2) * layout.n_systems
+    # every block but the last, the grid's weights
+    n_theta = sum(size for _, size in objective.blocks[:-1])
     best, best_w = None, None
     for z0 in starts:
         profiled = _ProfiledGrid(objective, layout, grid, np.exp(log_softmax(z0[n_theta:])))
@@ -531,13 +553,16 @@ def _warm_start(warm: _Candidate, family: str, grid: np.ndarray, n_components: i
 
     The same family and H keep the distribution as it is (a model with slopes
     then starts at its Rasch counterpart's optimum, so it never ends below
-    it); H normals are split from a single normal's optimum, the means
+    it; a shared concentration starts at the median of the systems'); H normals are split from a single normal's optimum, the means
     spread over its spread; the grid's weights start as the normal's mass
     at each point, a smooth start for EM.
     """
     n_sys = warm.parts["ability"].size
-    parts = {"ability": warm.parts["ability"],
-             "log_concentration": warm.parts["log_concentration"],
+    log_kappa = warm.parts["log_concentration"]
+    n_kappa = dict(blocks)["log_concentration"]
+    if log_kappa.size != n_kappa:  # shared from per-system (the median) or the other way
+        log_kappa = np.full(n_kappa, np.median(log_kappa))
+    parts = {"ability": warm.parts["ability"], "log_concentration": log_kappa,
              "log_slope": warm.parts.get("log_slope", np.zeros(n_sys))}
     if family == warm.family and n_components == warm.n_components:
         parts.update({name: v for name, v in warm.parts.items() if name not in parts})
@@ -556,8 +581,8 @@ def _warm_start(warm: _Candidate, family: str, grid: np.ndarray, n_components: i
 
 def _fit_family(panel: Panel, layout: _Layout, family: str, grid: np.ndarray, n_init: int,
                 rng: np.random.Generator, warm: tuple[_Candidate, ...] = (),
-                n_components: int = 1, slope: bool = False) -> _Candidate:
-    objective = get_pooled_objective(layout, family, grid, n_components, slope)
+                n_components: int = 1, slope: bool = False, shared: bool = False) -> _Candidate:
+    objective = get_pooled_objective(layout, family, grid, n_components, slope, shared)
     blocks = objective.blocks
     box = _box(blocks)
     with objective.lock:
@@ -584,7 +609,7 @@ def _fit_family(panel: Panel, layout: _Layout, family: str, grid: np.ndarray, n_
     k = _n_params(family, parts, layout.n_systems)
     n_obs = layout.n_tasks
     return _Candidate(family, best, parts, k, -2.0 * best.loglik + k * np.log(n_obs),
-                      n_components, slope)
+                      n_components, slope, shared)
 
 
 # -- results ------------------------------------------------------------------------
@@ -609,17 +634,21 @@ class PooledFit:
     converged : bool
         L-BFGS-B's verdict on the chosen family's optimum.
     family_table : pandas.DataFrame
-        Every candidate tried (family, H, with or without slopes):
-        log-likelihood, parameters counted, BIC, selected;
+        Every candidate tried (family, H, concentration, with or without slopes):
+        log-likelihood, parameters counted, AIC, BIC, selected;
         with ``criterion="heldout"`` also ``heldout_loglik``, the held-out
         tasks' log-likelihood summed over the folds.
     params : numpy.ndarray
         The optimum's free coordinates.
     n_components : int
         Normals in the difficulty distribution (1 unless ``max_components``
-        let BIC choose more; 1 for the grid family).
+        let the criterion choose more; 1 for the grid family).
     slope : bool
         Whether the chosen model has per-system slopes (``fit_pooled(slope=...)``).
+    concentration : {"system", "shared"}
+        Whether each system has its own concentration or one is shared by all
+        (``fit_pooled(concentration=...)``); :attr:`concentrations` has one
+        value per system either way.
     """
 
     panel: Panel
@@ -636,6 +665,7 @@ class PooledFit:
     _layout: _Layout = field(repr=False)
     n_components: int = 1
     slope: bool = False
+    concentration: str = "system"
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # -- the model's quantities ---------------------------------------------------
@@ -651,14 +681,14 @@ class PooledFit:
 
     def _blocks(self):
         return _blocks(self.family, self._layout.n_systems, self.grid.size, self.n_components,
-                       self.slope)
+                       self.slope, self.concentration == "shared")
 
     def _coordinates(self, z: np.ndarray):
-        """Abilities, log-concentrations, log grid weights and log-slopes at coordinates `z`."""
+        """Abilities, log-concentrations, log grid weights and log-slopes at coordinates `z`
+        (per system, (I,), but the weights)."""
         parts = _split(z, self._blocks())
-        a = _abilities(parts["ability"])
-        return (a, parts["log_concentration"], _log_grid_weights(self.family, parts, self.grid),
-                _log_slopes(parts, a.size))
+        a, log_kappa, log_s = _system_parts(parts)
+        return a, log_kappa, _log_grid_weights(self.family, parts, self.grid), log_s
 
     def task_posterior(self, z: np.ndarray | None = None) -> np.ndarray:
         """``r[j, g]``: posterior probability that task j's difficulty is ``grid[g]``."""
@@ -765,7 +795,7 @@ class PooledFit:
     def _covariance(self) -> np.ndarray:
         if "cov" not in self._cache:
             obj = get_pooled_objective(self._layout, self.family, self.grid, self.n_components,
-                                       self.slope)
+                                       self.slope, self.concentration == "shared")
             with obj.lock:
                 obj.set_data(self._layout, self.grid, self.n_components)
                 free = ~at_bound(self.params, _box(obj.blocks)).any(axis=1)
@@ -902,6 +932,9 @@ class PooledFit:
         # d eta / d log s_i = -s_i d
         d_eta_log_s = -np.exp(log_s)[:, None] * self.grid[None, :]
         prior_alpha, prior_beta = _shapes(a, log_kappa, self.grid, log_s)
+        starts = dict(zip([name for name, _ in self._blocks()],
+                          np.cumsum([0] + [size for _, size in self._blocks()])))
+        shared = self.concentration == "shared"
         centre = np.empty((n_sys, k_arr.size))
         by_weight, direct = [], np.zeros((self.params.size, n_sys, k_arr.size))
         for i in range(n_sys):
@@ -918,12 +951,13 @@ class PooledFit:
             # abilities (and log-slopes) are the free coordinates minus their mean
             direct[:n_sys, i] -= d_ability / n_sys
             direct[i, i] += d_ability
-            direct[n_sys + i, i] = d_log_kappa
+            direct[starts["log_concentration"] + (0 if shared else i), i] = d_log_kappa
             if self.slope:
                 d_eta_s = d_eta[i, g_of] * d_eta_log_s[i, g_of]
                 d_log_s = ga @ d_eta_s - gb @ d_eta_s
-                direct[2 * n_sys:3 * n_sys, i] -= d_log_s / n_sys
-                direct[2 * n_sys + i, i] += d_log_s
+                first = starts["log_slope"]
+                direct[first:first + n_sys, i] -= d_log_s / n_sys
+                direct[first + i, i] += d_log_s
         grads = direct
         for c in np.flatnonzero(active):
             step = 1e-5 * max(1.0, abs(self.params[c]))
@@ -961,7 +995,8 @@ class PooledFit:
     def info(self) -> dict[str, Any]:
         """Estimator, difficulty family, log-likelihood, BIC and convergence."""
         return {"estimator": "pooled", "family": self.family,
-                "n_components": self.n_components, "slope": self.slope, "loglik": self.loglik,
+                "n_components": self.n_components, "slope": self.slope,
+                "concentration_model": self.concentration, "loglik": self.loglik,
                 "bic": self.bic, "converged": self.converged,
                 "n_systems": self._layout.n_systems, "n_tasks": self._layout.n_tasks}
 
@@ -969,7 +1004,8 @@ class PooledFit:
         i, j = self.panel.shape
         status = "converged" if self.converged else "NOT converged"
         slope = ", slope=True" if self.slope else ""
-        return (f"PooledFit(family={self.family!r}{slope}, systems={i}, tasks={j}, "
+        return (f"PooledFit(family={self.family!r}{slope}, "
+                f"concentration={self.concentration!r}, systems={i}, tasks={j}, "
                 f"loglik={self.loglik:.3f}, BIC={self.bic:.3f}, {status})")
 
 
@@ -1069,61 +1105,58 @@ def fit_pooled_groups(groups: Mapping[tuple, Counts], seed=None) -> dict[tuple, 
 
 def _fit_candidates(panel: Panel, layout: _Layout, families, max_components: int,
                     grid: np.ndarray, n_init: int, rng: np.random.Generator,
-                    slopes: tuple[bool, ...] = (False,)) -> list[_Candidate]:
+                    slopes: tuple[bool, ...] = (False,),
+                    concentrations: tuple[str, ...] = ("system",)) -> list[_Candidate]:
     """Every candidate fitted to `panel`, in the family table's order.
 
-    Candidates are the families (normal H = 1 .. `max_components`, grid),
-    each without and/or with slopes. The Rasch model's single normal is
-    always fitted first: it warm-starts the others, and a candidate with
-    slopes also starts from its Rasch counterpart's optimum.
+    Candidates are the families (normal H = 1 .. `max_components`, grid) under
+    each concentration structure, without and/or with slopes. The base
+    model (a single normal, per-system concentrations, no slopes) is always
+    fitted first: it warm-starts the others, and every candidate also starts
+    from its base counterpart's optimum (same family and H) when there is one.
     """
     shapes = ([("normal", h) for h in range(1, max_components + 1)] if "normal" in families
               else []) + ([("grid", 1)] if "grid" in families else [])
 
-    def fit(family, h, slope, warm):
+    def fit(family, h, slope, shared, warm):
         return _fit_family(panel, layout, family, grid, n_init, rng, warm=tuple(warm),
-                           n_components=h, slope=slope)
+                           n_components=h, slope=slope, shared=shared)
 
-    base = fit("normal", 1, False, ())
-    rasch: dict[tuple[str, int], _Candidate] = {("normal", 1): base}
+    base = fit("normal", 1, False, False, ())
+    twins: dict[tuple[str, int], _Candidate] = {("normal", 1): base}
     out = []
-    for slope in slopes:
-        first = fit("normal", 1, True, (base,)) if slope else base
-        for family, h in shapes:
-            if (family, h) == ("normal", 1):
-                cand = first
-            else:
-                twin = rasch.get((family, h)) if slope else None
-                cand = fit(family, h, slope, (first,) if twin is None else (first, twin))
-            if not slope:
-                rasch[(family, h)] = cand
-            out.append(cand)
+    for concentration in concentrations:
+        for slope in slopes:
+            shared = concentration == "shared"
+            is_base = not (shared or slope)
+            first = base if is_base else fit("normal", 1, slope, shared, (base,))
+            for family, h in shapes:
+                if (family, h) == ("normal", 1):
+                    cand = first
+                else:
+                    twin = None if is_base else twins.get((family, h))
+                    cand = fit(family, h, slope, shared, (first,) if twin is None else (first, twin))
+                if is_base:
+                    twins[(family, h)] = cand
+                out.append(cand)
     return out
 
 
-def heldout_loglik(params: np.ndarray, family: str, panel: Panel, grid: np.ndarray,
-                   n_components: int = 1, slope: bool = False) -> float:
-    """Marginal log-likelihood of `panel`'s tasks under fitted pooled-model coordinates.
+def heldout_loglik(fit: PooledFit, panel) -> float:
+    """Marginal log-likelihood of `panel`'s tasks under a fitted pooled model.
 
     Each task's difficulty is integrated out over the fitted distribution
-    (the grid sum of the fit), with the systems' abilities and
-    concentrations held at the fit's: the score of new tasks under a model
-    fitted to other tasks of the same systems.
+    (the grid sum of the fit), with the systems' abilities, concentrations
+    (and slopes) held at the fit's: the score of new tasks under a model
+    fitted to other tasks of the same systems. ``criterion="heldout"`` in
+    :func:`fit_pooled` sums it over folds of tasks.
 
     Parameters
     ----------
-    params : numpy.ndarray
-        Free coordinates of a fit (:attr:`PooledFit.params`).
-    family : {"normal", "grid"}
-        The fit's difficulty family (:attr:`PooledFit.family`).
+    fit : PooledFit
+        The fitted model.
     panel : Panel
         Counts of the same systems, in the same order, on the tasks to score.
-    grid : numpy.ndarray
-        The fit's difficulty grid (:attr:`PooledFit.grid`).
-    n_components : int, default 1
-        Normals in the fit's difficulty distribution.
-    slope : bool, default False
-        Whether the fit has per-system slopes (:attr:`PooledFit.slope`).
 
     Returns
     -------
@@ -1139,18 +1172,20 @@ def heldout_loglik(params: np.ndarray, family: str, panel: Panel, grid: np.ndarr
     >>> p = 1 / (1 + np.exp(-(np.array([-1.0, 0.0, 1.0])[:, None] - d[None, :])))
     >>> y, m = rng.binomial(10, p), np.full(p.shape, 10)
     >>> fit = passmix.fit_pooled(passmix.Panel(y[:, :80], m[:, :80]), seed=0)
-    >>> new = passmix.Panel(y[:, 80:], m[:, 80:])
-    >>> score = heldout_loglik(fit.params, fit.family, new, fit.grid, fit.n_components)
+    >>> score = heldout_loglik(fit, passmix.Panel(y[:, 80:], m[:, 80:]))
     >>> bool(score < 0)
     True
     """
-    return _layout_loglik(params, family, _layout(panel), grid, n_components, slope)
+    if not isinstance(panel, Panel) or panel.shape[0] != fit.panel.shape[0]:
+        raise ValueError(f"panel must be a Panel of the fit's {fit.panel.shape[0]} systems.")
+    return _layout_loglik(fit.params, fit.family, _layout(panel), fit.grid, fit.n_components,
+                          fit.slope, fit.concentration == "shared")
 
 
 def _layout_loglik(params: np.ndarray, family: str, layout: _Layout, grid: np.ndarray,
-                   n_components: int, slope: bool = False) -> float:
+                   n_components: int, slope: bool = False, shared: bool = False) -> float:
     """The pooled log-likelihood of `layout`'s tasks at `params`."""
-    objective = _objective(family, bool(slope))
+    objective = _objective(family, bool(slope), bool(shared))
     with objective.lock:
         objective.set_data(layout, grid, n_components)
         return objective.logp_dlogp(params)[0]
@@ -1158,7 +1193,7 @@ def _layout_loglik(params: np.ndarray, family: str, layout: _Layout, grid: np.nd
 
 def _heldout_loglik(panel: Panel, families, max_components: int, grid: np.ndarray,
                     n_init: int, n_folds: int, rng: np.random.Generator,
-                    slopes: tuple[bool, ...]) -> np.ndarray:
+                    slopes: tuple[bool, ...], concentrations: tuple[str, ...]) -> np.ndarray:
     """Held-out log-likelihood of every candidate, summed over `n_folds` folds of tasks."""
     y, m = panel.successes, panel.trials
     n_tasks = panel.shape[1]
@@ -1169,16 +1204,17 @@ def _heldout_loglik(panel: Panel, families, max_components: int, grid: np.ndarra
         train = Panel(y[:, keep], m[:, keep])
         test = _layout(Panel(y[:, held], m[:, held]))
         fitted = _fit_candidates(train, _layout(train), families, max_components, grid,
-                                 n_init, rng, slopes)
+                                 n_init, rng, slopes, concentrations)
         scores = np.array([_layout_loglik(c.optimum.params, c.family, test, grid,
-                                          c.n_components, c.slope) for c in fitted])
+                                          c.n_components, c.slope, c.shared) for c in fitted])
         total = scores if total is None else total + scores
     return total
 
 
 def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: int = 3,
-               max_components: int = 1, slope: bool | str = False, criterion: str = "bic",
-               n_folds: int = 5, seed=None, **read_kwargs) -> PooledFit:
+               max_components: int = 1, concentration: str = "auto",
+               slope: bool | str = False, criterion: str = "aic", n_folds: int = 5, seed=None,
+               **read_kwargs) -> PooledFit:
     """Fit the pooled model to many systems on shared tasks by marginal maximum likelihood.
 
     Parameters
@@ -1206,6 +1242,15 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
         The normal family is a mixture of H = 1 .. `max_components` normals,
         H chosen by `criterion` (each H > 1 also starts from the single normal's
         optimum, split). Each H costs about one more normal fit.
+    concentration : {"auto", "system", "shared"}, default "auto"
+        The Beta-binomial layer's concentration: one per system (``kappa_i``),
+        or one shared by every system (I - 1 fewer parameters). ``"auto"``
+        fits every candidate both ways and lets `criterion` choose. Per-system
+        concentrations let each system depart from the pooled mean by its own
+        amount, but with few successes per system they are poorly determined,
+        and Pass@k far beyond the trials is sensitive to them; a shared one
+        borrows strength across systems. (One system: the two are the same
+        model, and only ``"system"`` is fitted.)
     slope : bool or "auto", default False
         Per-system slopes, a 2PL-style discrimination: ``mu_ij = expit(a_i -
         s_i d_j)`` with the log-slopes summing to 0 (I - 1 more parameters).
@@ -1214,15 +1259,22 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
         them; a candidate with slopes starts from its Rasch counterpart's
         optimum, so its likelihood is never lower. The slopes are in
         :attr:`PooledFit.slopes` and :meth:`PooledFit.systems_table`.
-    criterion : {"bic", "heldout"}, default "bic"
-        How the difficulty distribution is chosen among the candidates
-        (families, and H for the normal): the smallest BIC, or the largest
-        held-out log-likelihood. ``"heldout"`` splits the tasks at random
-        into `n_folds` folds, fits every candidate on the other folds'
-        tasks, and scores each fold's tasks by their marginal likelihood
-        under that fit (their difficulties integrated out, as in the fit);
-        it costs `n_folds` more fits of every candidate, and does not rest on
-        counting the grid's parameters. Ties go to the simpler candidate.
+    criterion : {"aic", "bic", "heldout"}, default "aic"
+        How the model is chosen among the candidates (families, H for the
+        normal, concentrations, slopes): the largest held-out
+        log-likelihood, or the smallest AIC or BIC. ``"heldout"`` splits the
+        tasks at random into `n_folds` folds, fits every candidate on the
+        other folds' tasks, and scores each fold's tasks by their marginal
+        likelihood under that fit (their difficulties integrated out, as in
+        the fit); it costs `n_folds` more fits of every candidate, and does
+        not rest on counting the grid's parameters. AIC estimates the same
+        expected held-out log-likelihood from the fit alone (``-2 loglik + 2
+        n_params``), so it is the default: the pooled model's choices are
+        about predicting these systems on more trials. BIC (``n_params log
+        J``) is stricter: with many systems it keeps one shared
+        concentration even where per-system ones predict better held-out
+        tasks (LiveCodeBench, ``docs/results/pooled.md``). Ties go to the
+        simpler candidate.
     n_folds : int, default 5
         Folds of tasks for ``criterion="heldout"`` (2 to the number of tasks).
     seed : int or numpy.random.Generator, optional
@@ -1267,6 +1319,13 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     if criterion not in CRITERIA:
         raise ValueError(f"unknown criterion {criterion!r}; expected one of "
                          f"{', '.join(CRITERIA)}.")
+    if concentration == "auto":
+        concentrations = CONCENTRATIONS if panel.shape[0] > 1 else CONCENTRATIONS[:1]
+    elif concentration in CONCENTRATIONS:
+        concentrations = (concentration,)
+    else:
+        raise ValueError(f"unknown concentration {concentration!r}; expected one of "
+                         f"{', '.join(CONCENTRATIONS)} or 'auto'.")
     if isinstance(slope, str) and slope == "auto":
         slopes: tuple[bool, ...] = (False, True)
     elif isinstance(slope, (bool, np.bool_)):
@@ -1279,21 +1338,23 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
                          f"got {n_folds!r}.")
     layout = _layout(panel)
     candidates = _fit_candidates(panel, layout, families, int(max_components), grid,
-                                 int(n_init), rng, slopes)
+                                 int(n_init), rng, slopes, concentrations)
     table = pd.DataFrame({
         "family": [c.family for c in candidates],
         "n_components": [c.n_components if c.family != "grid" else pd.NA for c in candidates],
+        "concentration": ["shared" if c.shared else "system" for c in candidates],
         "slope": [c.slope for c in candidates],
         "loglik": [c.optimum.loglik for c in candidates],
         "n_params": [c.n_params for c in candidates],
+        "aic": [-2.0 * c.optimum.loglik + 2.0 * c.n_params for c in candidates],
         "bic": [c.bic for c in candidates],
         "converged": [c.optimum.converged for c in candidates],
     })
-    if criterion == "bic":
-        score = -table["bic"].to_numpy()
+    if criterion in ("aic", "bic"):
+        score = -table[criterion].to_numpy()
     else:
         score = _heldout_loglik(panel, families, int(max_components), grid, int(n_init),
-                                int(n_folds), rng, slopes)
+                                int(n_folds), rng, slopes, concentrations)
         table["heldout_loglik"] = score
         score = np.where(np.isnan(score), -np.inf, score)  # a fold that failed loses
     # ties (within 1e-6 relative) go to the simpler model, as in passmix.fit
@@ -1302,10 +1363,11 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     best = candidates[min(tied, key=lambda i: candidates[i].n_params)]
     table["selected"] = [c is best for c in candidates]
     parts = best.parts
-    a = _abilities(parts["ability"])
+    a, log_kappa, _ = _system_parts(parts)
     return PooledFit(panel=panel, family=best.family, grid=grid, abilities=a,
-                     concentrations=np.exp(parts["log_concentration"]),
+                     concentrations=np.exp(log_kappa),
                      grid_weights=np.exp(_log_grid_weights(best.family, parts, grid)),
                      loglik=best.optimum.loglik, bic=best.bic, converged=best.optimum.converged,
                      family_table=table, params=best.optimum.params, _layout=layout,
-                     n_components=best.n_components, slope=best.slope)
+                     n_components=best.n_components, slope=best.slope,
+                     concentration="shared" if best.shared else "system")

@@ -7,7 +7,7 @@ its free coordinates. With the fit's flat priors the posterior is improper:
 the abilities' common shift is flat, and a concentration can run to infinity
 (plain Rasch) with the likelihood level. So NUTS is offered where the model
 is proper: weak priors, the normal family (a mixture of H normals, H as the
-fit chose by BIC). The grid family is not sampled: its weights are the
+fit chose by its criterion). The grid family is not sampled: its weights are the
 nonparametric maximum-likelihood mixing distribution, a point estimate with
 no natural prior, and 141 weight logits make a poor sampling target.
 
@@ -174,7 +174,8 @@ class PooledPosterior:
 
 
 def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune: int = 1000,
-                  max_components: int = 1, slope: bool = False, grid=None, seed=None,
+                  max_components: int = 1, concentration: str = "auto",
+                  slope: bool | str = False, grid=None, seed=None,
                   target_accept: float = 0.9,
                   cores: int | None = None, progressbar: bool = False,
                   **read_kwargs) -> PooledPosterior:
@@ -190,7 +191,9 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
         Per chain, as ``pymc.sample``.
     max_components : int, default 1
         Normals in the difficulty distribution: the maximum-likelihood fit
-        chooses H = 1 .. `max_components` by BIC, and that H is sampled.
+        chooses H = 1 .. `max_components` by its default criterion (AIC), and that H is sampled.
+    concentration : {"auto", "system", "shared"}, default "auto"
+        As :func:`passmix.fit_pooled`; the fit's choice is sampled.
     slope : bool or "auto", default False
         Per-system slopes, as :func:`passmix.fit_pooled`; sampled when the fit
         has them (the log-slopes with a zero-sum normal prior, sd 1).
@@ -234,10 +237,11 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
     seed = check_seed(seed)
     if seed is not None and not isinstance(seed, (int, np.integer)):
         raise ValueError("seed must be an int or None here (it seeds PyMC's chains).")
-    fit = fit_pooled(panel, family="normal", max_components=max_components, slope=slope,
-                     grid=grid, seed=seed)
+    fit = fit_pooled(panel, family="normal", max_components=max_components,
+                     concentration=concentration, slope=slope, grid=grid, seed=seed)
     model = build_pooled_model(_layout(panel), "normal", fit.grid, fit.n_components,
-                               prior="weak", slope=fit.slope)
+                               prior="weak", slope=fit.slope,
+                               shared=fit.concentration == "shared")
     names = [rv.name for rv in model.free_RVs]
     blocks = _split(fit.params, fit._blocks())
     rng = np.random.default_rng(seed)
