@@ -1,11 +1,14 @@
 """Coverage of the pooled model's delta-method intervals, by simulation.
 
 Run:  python benchmarks/coverage_pooled.py [--reps 100] [--tasks 200] [--m 5]
+                                           [--kappa spread|equal]
 
 Each replicate simulates a panel from the pooled model itself with known
-parameters (5 systems with abilities -1 .. 1 and concentrations 3 .. 1e4,
-difficulties from N(1, 1.5), m trials per cell), fits ``fit_pooled``
-(normal family) and asks each system's 95% interval for Pass@k, Pass^k and
+parameters (5 systems with abilities -1 .. 1 and concentrations 3 .. 1e4, or
+all 20 with ``--kappa equal``; difficulties from N(1, 1.5), m trials per
+cell), fits ``fit_pooled`` with its defaults (normal family; per-system or
+shared concentration by AIC; the share of fits that chose a shared one is
+printed) and asks each system's 95% interval for Pass@k, Pass^k and
 AUC@k at k = 1, 5, 25, 125. The truth is the metric of the simulated tasks'
 own success probabilities (the benchmark-level quantity the harness's
 reference measures). Prints coverage (percent) per metric and k, with its
@@ -24,7 +27,7 @@ from scipy.special import expit
 
 K = np.array([1, 5, 25, 125])
 ABILITY = np.array([-1.0, -0.5, 0.0, 0.5, 1.0])
-KAPPA = np.array([3.0, 10.0, 30.0, 100.0, 1e4])
+KAPPAS = {"spread": np.array([3.0, 10.0, 30.0, 100.0, 1e4]), "equal": np.full(5, 20.0)}
 
 
 def truth(p: np.ndarray, metric: str, k: np.ndarray) -> np.ndarray:
@@ -48,20 +51,24 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=100)
     parser.add_argument("--tasks", type=int, default=200)
     parser.add_argument("--m", type=int, default=5)
+    parser.add_argument("--kappa", choices=sorted(KAPPAS), default="spread",
+                        help="the systems' concentrations: 3 .. 1e4, or all 20")
     args = parser.parse_args()
     import passmix
     from passmix.panel import Panel
 
     warnings.filterwarnings("ignore")
-    rows = []
+    rows, shared = [], []
+    kappa = KAPPAS[args.kappa]
     started = time.perf_counter()
     for rep in range(args.reps):
         rng = np.random.default_rng([2026, rep])
         d = rng.normal(1.0, 1.5, args.tasks)
         mu = expit(ABILITY[:, None] - d[None, :])
-        p = rng.beta(mu * KAPPA[:, None], (1 - mu) * KAPPA[:, None])
+        p = rng.beta(mu * kappa[:, None], (1 - mu) * kappa[:, None])
         y = rng.binomial(args.m, p)
         fit = passmix.fit_pooled(Panel(y, np.full(y.shape, args.m)), seed=rep)
+        shared.append(fit.concentration == "shared")
         for metric in ("pass@k", "pass^k", "auc@k"):
             table = fit.delta(metric, K)
             true = truth(p, metric, K).ravel()  # system-major, as the table
@@ -78,7 +85,9 @@ def main() -> None:
     out["se"] = np.sqrt(out["coverage"] * (1 - out["coverage"]) / out["n"]) * 100
     out["coverage"] *= 100
     print(f"fit_pooled delta intervals (95%): {args.reps} replicates, 5 systems x "
-          f"{args.tasks} tasks, m = {args.m}; {time.perf_counter() - started:.0f} s")
+          f"{args.tasks} tasks, m = {args.m}, concentrations {args.kappa} "
+          f"({', '.join(f'{v:g}' for v in kappa)}); a shared one chosen in "
+          f"{100 * np.mean(shared):.0f}% of fits; {time.perf_counter() - started:.0f} s")
     print(out.round(2).to_string(index=False))
 
 

@@ -17,8 +17,11 @@ reference from all recorded trials) and writes ``docs/results/pooled.md``:
 
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parent
@@ -53,7 +56,8 @@ def per_model(errors: pd.DataFrame, m: int, ks: list[int]) -> pd.DataFrame:
 
 def speaking(errors: pd.DataFrame, name: str, ms: list[int] | None, kmax: int | None,
              k_le_m: bool) -> pd.DataFrame:
-    """Pass@k MAE of mixture and pooled per (m, k) where the data speak."""
+    """Pass@k MAE of mixture and pooled per (m, k) where the data speak, with the standard
+    error of their difference over seeds (paired: both see the same subsets)."""
     part = errors[(errors["metric"] == "pass@k") & errors["method"].isin(["mixture", "pooled"])]
     if ms is not None:
         part = part[part["m"].isin(ms)]
@@ -64,8 +68,14 @@ def speaking(errors: pd.DataFrame, name: str, ms: list[int] | None, kmax: int | 
     cell = part.groupby(["m", "k", "method"])["abs_error"].mean().unstack().reset_index()
     cell.insert(0, "data", name)
     cell["pooled - mixture"] = cell["pooled"] - cell["mixture"]
+    per_seed = part.groupby(["m", "k", "seed", "method"])["abs_error"].mean().unstack()
+    diff = (per_seed["pooled"] - per_seed["mixture"]).groupby(level=["m", "k"])
+    spread = pd.DataFrame({"seeds": diff.count(),
+                           "se": diff.std(ddof=1) / np.sqrt(diff.count())}).reset_index()
+    cell = cell.merge(spread, on=["m", "k"])
     cell["within 0.2"] = (cell["pooled - mixture"] <= MARGIN).map({True: "yes", False: "NO"})
-    return cell[["data", "m", "k", "mixture", "pooled", "pooled - mixture", "within 0.2"]]
+    return cell[["data", "m", "k", "seeds", "mixture", "pooled", "pooled - mixture", "se",
+                 "within 0.2"]]
 
 
 def main() -> None:
@@ -78,8 +88,9 @@ def main() -> None:
              "folder (`bash docs/results/regenerate.sh`). Every estimate uses the subsample "
              "alone; the reference uses every recorded trial. Errors are in percentage "
              "points, Pass@k, averaged over seeds. The pooled model is `fit_pooled` with its "
-             "default normal difficulty family, fitted once per (seed, m) on all models' "
-             "subsets (the same subsets the per-model estimators see).", ""]
+             "defaults (a normal difficulty family; per-system concentrations or one shared "
+             "by all, chosen by AIC; section 4 says which), fitted once per (seed, m) on all "
+             "models' subsets (the same subsets the per-model estimators see).", ""]
 
     lines += ["## 1. MATH (Pythia, 7 models x 128 problems), m = 10", ""]
     for label, errors in (("3 seeds (`math_10k`)", math3), ("9 seeds (`math_10k_m10_9seeds`)",
@@ -111,6 +122,17 @@ def main() -> None:
         path = ROOT / name / "coverage_pooled.csv"
         if path.exists():
             lines += [f"### {name}", "", table(pd.read_csv(path), digits=1), ""]
+    lines += ["## 4. The concentration AIC chose", "",
+              "Share of the pooled fits (one per seed and m) that kept one concentration "
+              "shared by all systems, from each run's `joint_fits.csv`:", ""]
+    rows = []
+    for name in ("math_10k", "math_10k_m10_9seeds", "livecodebench", "taubench_airline"):
+        fits = pd.read_csv(ROOT / name / "joint_fits.csv")
+        fits = fits[fits["method"] == "pooled"]
+        model = fits["detail"].map(lambda d: json.loads(d).get("concentration_model"))
+        for m, shared in (model == "shared").groupby(fits["m"]):
+            rows.append({"run": name, "m": m, "fits": len(shared), "shared": shared.mean()})
+    lines += [table(pd.DataFrame(rows)), ""]
     (ROOT / "pooled.md").write_text("\n".join(lines), encoding="utf-8")
     print(f"wrote {ROOT / 'pooled.md'}")
 

@@ -15,7 +15,7 @@ passmix experiment repeated src/passmix/example_data/math_pythia_10k.csv --group
     --m 10 --seeds 9 --out docs/results/math_10k_m10_9seeds --jobs 2 --no-cache --quiet \
     --no-figures --title "MATH at m = 10 over seeds 0-8"
 passmix experiment repeated src/passmix/example_data/taubench_airline.csv \
-    --group-by model,domain --out docs/results/taubench_airline --no-cache --quiet \
+    --group-by model,domain --out docs/results/taubench_airline --no-cache --quiet --seeds 30 \
     --method naive --method combinatorial --method mixture --method pooled \
     --title "tau-bench airline (gpt-4o, 4 trials per task)"
 passmix experiment repeated src/passmix/example_data/livecodebench.csv.gz \

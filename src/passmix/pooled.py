@@ -436,7 +436,7 @@ def _starts(panel: Panel, family: str, grid: np.ndarray, blocks, n_init: int,
 
 
 def _n_params(family: str, parts: dict[str, np.ndarray], n_systems: int) -> int:
-    """Free parameters for AIC and BIC: abilities, concentrations, and the difficulty distribution's.
+    """Free parameters for AIC and BIC: abilities, concentrations, the difficulty distribution's.
 
     For the grid, a support point with mass counts twice (location and
     weight), less one for the weights' sum: the usual count for a discrete
@@ -553,9 +553,10 @@ def _warm_start(warm: _Candidate, family: str, grid: np.ndarray, n_components: i
 
     The same family and H keep the distribution as it is (a model with slopes
     then starts at its Rasch counterpart's optimum, so it never ends below
-    it; a shared concentration starts at the median of the systems'); H normals are split from a single normal's optimum, the means
-    spread over its spread; the grid's weights start as the normal's mass
-    at each point, a smooth start for EM.
+    it; a shared concentration starts at the median of the systems'); H
+    normals are split from a single normal's optimum, the means spread over
+    its spread; the grid's weights start as the normal's mass at each point,
+    a smooth start for EM.
     """
     n_sys = warm.parts["ability"].size
     log_kappa = warm.parts["log_concentration"]
@@ -1135,7 +1136,8 @@ def _fit_candidates(panel: Panel, layout: _Layout, families, max_components: int
                     cand = first
                 else:
                     twin = None if is_base else twins.get((family, h))
-                    cand = fit(family, h, slope, shared, (first,) if twin is None else (first, twin))
+                    warm = (first,) if twin is None else (first, twin)
+                    cand = fit(family, h, slope, shared, warm)
                 if is_base:
                     twins[(family, h)] = cand
                 out.append(cand)
