@@ -114,10 +114,11 @@ def main() -> None:
               table(cells), ""]
 
     lines += ["## 3. Interval coverage of the reference (pooled, delta method, 95%)", "",
-              "In simulation from the model itself (known parameters, 100 replicates): "
+              "In simulation from the model itself (known parameters, 100 replicates, "
+              "concentrations spread over 3 .. 1e4 or all equal): "
               "[`pooled_coverage.txt`](pooled_coverage.txt), from "
-              "`python benchmarks/coverage_pooled.py --reps 100`. On the real data, against "
-              "the all-trials reference:", ""]
+              "`python benchmarks/coverage_pooled.py --reps 100 [--kappa equal]`. On the real "
+              "data, against the all-trials reference:", ""]
     for name in ("math_10k", "livecodebench", "taubench_airline"):
         path = ROOT / name / "coverage_pooled.csv"
         if path.exists():
