@@ -654,12 +654,14 @@ class TestSlopes:
         rng = np.random.default_rng(10)
         y, m = simulate_2pl(rng, [-0.5, 0.0, 0.5], np.array([-0.3, 0.0, 0.3]),
                             np.where(rng.random(120) < 0.5, -1.0, 2.5), 10)
-        fit = fit_pooled(Panel(y, m), family="grid", slope="auto", seed=0)
+        fit = fit_pooled(Panel(y, m), family="grid", slope="auto", concentration="system",
+                         seed=0)
         table = fit.family_table
         assert table["family"].tolist() == ["grid", "grid"]
         assert table["loglik"][1] >= table["loglik"][0] - 1e-6
         if not fit.slope:
-            fit = fit_pooled(Panel(y, m), family="grid", slope=True, seed=0)
+            fit = fit_pooled(Panel(y, m), family="grid", slope=True, concentration="system",
+                             seed=0)
         assert fit.converged
         assert fit.slopes[0] < 1 < fit.slopes[2]
 
