@@ -34,6 +34,31 @@ def simulate(rng, a, kappa, d, m):
     return rng.binomial(m, p), np.full(p.shape, m), p
 
 
+def assert_gradient_by_differences(obj, z, coords):
+    """The compiled gradient in `coords` against central differences of the compiled logp."""
+    _, grad = obj.logp_dlogp(z)
+    for c in coords:
+        up, down = z.copy(), z.copy()
+        up[c] += 1e-6
+        down[c] -= 1e-6
+        assert grad[c] == pytest.approx(
+            (obj.logp_dlogp(up)[0] - obj.logp_dlogp(down)[0]) / 2e-6, rel=1e-5, abs=1e-6)
+
+
+def assert_delta_gradient_by_differences(fit, metric, k):
+    """The delta method's gradient (posterior differenced, metric analytic) against
+    differencing the metric's logit itself in every coordinate; returns its logits."""
+    grads, centre = fit._logit_gradients(metric, k, np.ones(fit.params.size, bool))
+    for c in range(fit.params.size):
+        step = 1e-5 * max(1.0, abs(fit.params[c]))
+        up, down = fit.params.copy(), fit.params.copy()
+        up[c] += step
+        down[c] -= step
+        fd = (fit._logits(metric, k, up) - fit._logits(metric, k, down)) / (2 * step)
+        assert_allclose(grads[c], fd, rtol=1e-4, atol=1e-6)
+    return centre
+
+
 @pytest.fixture(scope="module")
 def small_panel():
     y = np.array([[0, 1, 3, 2], [1, 0, 3, 0], [0, 0, 2, 1]])
@@ -146,17 +171,8 @@ class TestLikelihood:
                 log_w = log_softmax(-0.5 * ((DEFAULT_GRID - rest[0]) / np.exp(rest[1])) ** 2)
             want = logsumexp(log_w + task_grid_loglik(layout, a, log_kappa, DEFAULT_GRID),
                              axis=1).sum()
-            logp, grad = obj.logp_dlogp(z)
-            assert logp == pytest.approx(want, rel=1e-10)
-            # gradient against central differences of the numpy likelihood
-            for c in rng.choice(z.size, size=5, replace=False):
-                h = 1e-6
-                up, down = z.copy(), z.copy()
-                up[c] += h
-                down[c] -= h
-                assert grad[c] == pytest.approx(
-                    (obj.logp_dlogp(up)[0] - obj.logp_dlogp(down)[0]) / (2 * h),
-                    rel=1e-5, abs=1e-6)
+            assert obj.logp_dlogp(z)[0] == pytest.approx(want, rel=1e-10)
+            assert_gradient_by_differences(obj, z, rng.choice(z.size, size=5, replace=False))
 
     def test_normal_mixture_objective_matches_numpy(self, small_panel):
         """H = 3 normals: the compiled graph (same one as H = 1) against a numpy mixture density."""
@@ -406,15 +422,8 @@ class TestMetrics:
         panel = simulated[0]
         fit = fit_pooled(panel, family="normal", seed=0)
         k = np.array([1, 10, 1000])
-        grads, centre = fit._logit_gradients(metric, k, np.ones(fit.params.size, bool))
+        centre = assert_delta_gradient_by_differences(fit, metric, k)
         assert_allclose(centre, fit._logits(metric, k), rtol=1e-12)
-        for c in range(fit.params.size):
-            step = 1e-5 * max(1.0, abs(fit.params[c]))
-            up, down = fit.params.copy(), fit.params.copy()
-            up[c] += step
-            down[c] -= step
-            fd = (fit._logits(metric, k, up) - fit._logits(metric, k, down)) / (2 * step)
-            assert_allclose(grads[c], fd, rtol=1e-4, atol=1e-6)
 
     def test_fitted_result_interface(self, small_panel):
         fit = fit_pooled(small_panel, family="normal", seed=0)
@@ -590,14 +599,10 @@ class TestSlopes:
                            for i in range(N_SYS) if m[i, j] > 0)
 
             table = np.array([[cell_loglik(j, d) for d in DEFAULT_GRID] for j in range(4)])
-            logp, grad = obj.logp_dlogp(z)
+            logp = obj.logp_dlogp(z)[0]
             assert logp == pytest.approx(logsumexp(log_w + table, axis=1).sum(), rel=1e-10)
-            for c in range(z.size if family == "normal" else 3 * N_SYS):
-                up, down = z.copy(), z.copy()
-                up[c] += 1e-6
-                down[c] -= 1e-6
-                assert grad[c] == pytest.approx(
-                    (obj.logp_dlogp(up)[0] - obj.logp_dlogp(down)[0]) / 2e-6, rel=1e-5, abs=1e-6)
+            assert_gradient_by_differences(obj, z, range(z.size if family == "normal"
+                                                         else 3 * N_SYS))
             if family == "normal":
                 # the grid sum is the quadrature of integrating a normal difficulty out
                 mean, sd = rest[0], np.exp(rest[1])
@@ -666,16 +671,7 @@ class TestSlopes:
         assert fit.slopes[0] < 1 < fit.slopes[2]
 
     def test_delta_gradient_against_differences(self, two_pl):
-        fit = two_pl[0]
-        k = np.array([1, 10, 1000])
-        grads, centre = fit._logit_gradients("pass@k", k, np.ones(fit.params.size, bool))
-        for c in range(fit.params.size):
-            step = 1e-5 * max(1.0, abs(fit.params[c]))
-            up, down = fit.params.copy(), fit.params.copy()
-            up[c] += step
-            down[c] -= step
-            fd = (fit._logits("pass@k", k, up) - fit._logits("pass@k", k, down)) / (2 * step)
-            assert_allclose(grads[c], fd, rtol=1e-4, atol=1e-6)
+        assert_delta_gradient_by_differences(two_pl[0], "pass@k", np.array([1, 10, 1000]))
 
     def test_posterior_average_by_monte_carlo(self, small_panel):
         fit = fit_pooled(small_panel, family="normal", slope=True, seed=0)
@@ -717,14 +713,9 @@ class TestSharedConcentration:
                                                       expit(d - a[i]) * kappa)
                                for i in range(N_SYS) if m[i, j] > 0)
                            for d in DEFAULT_GRID] for j in range(4)])
-        logp, grad = obj.logp_dlogp(z)
+        logp = obj.logp_dlogp(z)[0]
         assert logp == pytest.approx(logsumexp(log_w + table, axis=1).sum(), rel=1e-10)
-        for c in range(z.size):
-            up, down = z.copy(), z.copy()
-            up[c] += 1e-6
-            down[c] -= 1e-6
-            assert grad[c] == pytest.approx(
-                (obj.logp_dlogp(up)[0] - obj.logp_dlogp(down)[0]) / 2e-6, rel=1e-5, abs=1e-6)
+        assert_gradient_by_differences(obj, z, range(z.size))
 
     @pytest.fixture(scope="class")
     def equal_kappa(self):
@@ -757,17 +748,8 @@ class TestSharedConcentration:
         assert fit.concentrations[0] < 5 < 100 < fit.concentrations[2]
 
     def test_delta_gradient_against_differences(self, equal_kappa):
-        fit = equal_kappa[0]
-        k = np.array([1, 10, 1000])
         for metric in ("pass@k", "auc@k"):
-            grads, _ = fit._logit_gradients(metric, k, np.ones(fit.params.size, bool))
-            for c in range(fit.params.size):
-                step = 1e-5 * max(1.0, abs(fit.params[c]))
-                up, down = fit.params.copy(), fit.params.copy()
-                up[c] += step
-                down[c] -= step
-                fd = (fit._logits(metric, k, up) - fit._logits(metric, k, down)) / (2 * step)
-                assert_allclose(grads[c], fd, rtol=1e-4, atol=1e-6)
+            assert_delta_gradient_by_differences(equal_kappa[0], metric, np.array([1, 10, 1000]))
 
     def test_one_system_and_bad_values(self, small_panel):
         one = Panel(small_panel.successes[:1], small_panel.trials[:1])
