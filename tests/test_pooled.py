@@ -445,6 +445,85 @@ class TestMetrics:
         assert np.all(auc <= p_at + 1e-12)
 
 
+class TestIdentifiedCovariance:
+    """The abilities' common shift is not identified; the covariance leaves it out."""
+
+    @pytest.fixture(scope="class")
+    def two_systems(self):
+        rng = np.random.default_rng(0)
+        d = rng.normal(0, 2, 8)
+        y = rng.binomial(5, expit(np.array([[-0.5], [0.5]]) - d))
+        return fit_pooled(Panel(y, np.full(y.shape, 5), systems=["A", "B"]), seed=0)
+
+    def test_one_quantity_one_interval(self, two_systems):
+        # Pass@1, Pass^1 and AUC@1 are the mean: one interval, whatever else is asked
+        fit = two_systems
+        rows = [fit.delta(metric, ks, system=s).iloc[0][["se", "lower", "upper"]]
+                for metric in ("pass@k", "pass^k", "auc@k")
+                for ks in ([1], [1, 10], [1, 100, 1000]) for s in ("A",)]
+        values = np.array(rows, dtype=float)
+        assert_allclose(values, np.broadcast_to(values[0], values.shape), rtol=1e-9)
+        # the shift gets no variance: the covariance is ~1, not ~1e15
+        assert np.max(np.abs(fit._covariance())) < 1e6
+
+    def test_standard_error_against_fixing_one_ability(self, two_systems):
+        """Independent identified coordinates: the last ability fixed, the Hessian by
+        second differences of the log-likelihood, the metric's gradient by differencing
+        its logit; same standard error as the fit's centred covariance."""
+        fit = two_systems
+        obj = get_pooled_objective(fit._layout, fit.family, fit.grid, fit.n_components,
+                                   fit.slope, fit.concentration == "shared")
+        box = passmix.pooled._box(obj.blocks)
+        z0 = fit.params.copy()
+        held = passmix.inference.at_bound(z0, box).any(axis=1)
+        keep = ~held
+        keep[fit._layout.n_systems - 1] = False  # the last ability is fixed
+        idx = np.flatnonzero(keep)
+
+        def full(t):
+            z = z0.copy()
+            z[idx] = t
+            return z
+
+        with obj.lock:
+            obj.set_data(fit._layout, fit.grid, fit.n_components)
+
+            def loglik(t):
+                return obj.logp_dlogp(full(t))[0]
+
+            n, h = idx.size, 1e-4
+            t0 = z0[idx]
+            hess = np.empty((n, n))
+            for i in range(n):
+                for j in range(i, n):
+                    e_i, e_j = np.eye(n)[i] * h, np.eye(n)[j] * h
+                    hess[i, j] = hess[j, i] = (loglik(t0 + e_i + e_j) - loglik(t0 + e_i - e_j)
+                                               - loglik(t0 - e_i + e_j)
+                                               + loglik(t0 - e_i - e_j)) / (4 * h * h)
+        cov = np.linalg.inv(-hess)
+        k = np.array([1, 10, 100])
+        for metric in ("pass@k", "pass^k"):
+            grad = np.empty((n, 2, k.size))
+            for i in range(n):
+                e = np.eye(n)[i] * 1e-5
+                grad[i] = (fit._logits(metric, k, full(t0 + e))
+                           - fit._logits(metric, k, full(t0 - e))) / 2e-5
+            se_logit = np.sqrt(np.einsum("cik,cd,dik->ik", grad, cov, grad))
+            table = fit.delta(metric, k)
+            est = table["estimate"].to_numpy().reshape(2, k.size)
+            se = np.hypot(est * (1 - est) * se_logit,
+                          np.sqrt(fit._task_variance(metric, k)))
+            assert_allclose(table["se"].to_numpy().reshape(2, k.size), se, rtol=2e-3)
+
+
+def test_a_fit_that_did_not_converge_warns(small_panel, monkeypatch):
+    # with no gradient small enough, no candidate counts as converged
+    monkeypatch.setattr(passmix.pooled, "_GRAD_TOL", 0.0)
+    with pytest.warns(passmix.FitWarning, match="did not converge"):
+        fit = fit_pooled(small_panel, seed=0)
+    assert not fit.converged and not fit.info()["converged"]
+
+
 class TestInput:
     def test_mapping_and_table_give_the_same_fit(self, small_panel):
         groups = {s: small_panel.counts(s) for s in small_panel.systems}

@@ -15,7 +15,7 @@ and :mod:`passmix.profile` (profile likelihood). The Beta mixture
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -55,6 +55,10 @@ class Optimum:
         One flag per coordinate: at its lower or upper bound.
     n_starts : int
         How many starts were run.
+    local_optima : tuple of (numpy.ndarray, float)
+        Where each start's (loose) search ended and its log-likelihood: the
+        other local optima, which a profile-likelihood search starts from too
+        (the likelihood region can have a piece around each).
     """
 
     params: np.ndarray
@@ -64,6 +68,7 @@ class Optimum:
     n_iter: int
     on_bound: np.ndarray
     n_starts: int
+    local_optima: tuple = field(default=(), repr=False)
 
 
 def at_bound(z, box) -> np.ndarray:
@@ -159,11 +164,14 @@ def maximize(objective, starts: Sequence[np.ndarray], box: np.ndarray, *,
     # the starts mostly find the same optimum, and the polish is where the
     # precision is needed.
     best = None
+    local = []
     for z0 in starts:
         res = minimize(objective.negative, z0, jac=True, method="L-BFGS-B", bounds=box,
                        options=_SCREEN)
-        if np.isfinite(res.fun) and (best is None or res.fun < best.fun):
-            best = res
+        if np.isfinite(res.fun):
+            local.append((res.x.copy(), -float(res.fun)))
+            if best is None or res.fun < best.fun:
+                best = res
     if best is None:
         raise RuntimeError("every optimisation gave a non-finite likelihood.")
     polished = minimize(objective.negative, best.x, jac=True, method="L-BFGS-B", bounds=box,
@@ -179,7 +187,8 @@ def maximize(objective, starts: Sequence[np.ndarray], box: np.ndarray, *,
         z, converged = best.x.copy(), bool(best.success)
     return Optimum(params=z, loglik=objective.logp_dlogp(z)[0], converged=converged,
                    message=str(best.message), n_iter=int(best.nit),
-                   on_bound=at_bound(z, box).any(axis=1), n_starts=len(starts))
+                   on_bound=at_bound(z, box).any(axis=1), n_starts=len(starts),
+                   local_optima=tuple(local))
 
 
 def gradient_hessian(logp_dlogp, z, rel_step: float = 1e-5) -> np.ndarray:
@@ -200,22 +209,52 @@ def gradient_hessian(logp_dlogp, z, rel_step: float = 1e-5) -> np.ndarray:
     return 0.5 * (hess + hess.T)
 
 
-def observed_covariance(objective, params) -> np.ndarray:
+def observed_covariance(objective, params, null=None) -> np.ndarray:
     """Inverse observed information; a pseudo-inverse over its positive part if singular.
 
     At an optimum on a box bound (or along a flat ridge) the information has
     zero or slightly negative eigenvalues; those directions get zero
     variance instead of a negative one (the coordinates are treated as known,
     as the delta method's FitWarning says).
+
+    `null`, shape ``(r, n)``, lists directions along which the likelihood is
+    constant by construction (a common shift of centred abilities, say). The
+    information is inverted on their orthogonal complement only and they get
+    zero variance, as in the fit's own identified coordinates: rounding in
+    the Hessian would otherwise give them a variance of ~1e15, which leaks
+    into every standard error through gradients that are zero only up to
+    rounding.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.inference import observed_covariance
+    >>> class Shift:  # log-likelihood -(z0 - z1)^2 / 2: z0 + z1 is not identified
+    ...     def hessian(self, z):
+    ...         return -np.array([[1.0, -1.0], [-1.0, 1.0]])
+    >>> cov = observed_covariance(Shift(), np.zeros(2), null=[[1.0, 1.0]])
+    >>> np.round(cov, 6).tolist()
+    [[0.25, -0.25], [-0.25, 0.25]]
     """
     info = -objective.hessian(params)
+    if null is not None and len(null):
+        q, _ = np.linalg.qr(np.asarray(null, dtype=float).T)
+        # an orthonormal basis of the complement of the null directions
+        values, vectors = np.linalg.eigh(np.eye(info.shape[0]) - q @ q.T)
+        basis = vectors[:, values > 0.5]
+        inner = _inverse_information(basis.T @ info @ basis)
+        return basis @ inner @ basis.T
+    return _inverse_information(info)
+
+
+def _inverse_information(info: np.ndarray) -> np.ndarray:
     try:
         chol = np.linalg.cholesky(info)
         eye = np.eye(info.shape[0])
         return np.linalg.solve(chol.T, np.linalg.solve(chol, eye))
     except np.linalg.LinAlgError:
         values, vectors = np.linalg.eigh(info)
-        keep = values > 1e-10 * max(values.max(), 1e-300)
+        keep = values > 1e-10 * max(values.max(initial=0.0), 1e-300)
         inverse = np.where(keep, 1.0 / np.where(keep, values, 1.0), 0.0)
         return (vectors * inverse) @ vectors.T
 

@@ -218,6 +218,27 @@ def evaluate_logit(metric, weights, alpha, beta, k):
     return out, (w1 - w0, a1 - a0, b1 - b0)
 
 
+def evaluate_logit_value(metric, weights, alpha, beta, k):
+    """``logit M`` at horizons `k`, without gradient, broadcasting over leading axes.
+
+    Mixtures on the last axis of `weights`, `alpha` and `beta`; returns
+    shape ``(..., K)``. The same log-space computation as
+    :func:`evaluate_logit`, for many mixtures at once (e.g. ranking the
+    starts of a profile search).
+    """
+    kk = k.astype(float)[:, None]
+    lg, l1g = _component_log_terms(metric, alpha[..., None, :], beta[..., None, :], kk)
+    with np.errstate(divide="ignore"):
+        log_w = np.log(weights)[..., None, :]
+    out = np.zeros(np.broadcast_shapes(lg.shape, log_w.shape)[:-1])
+    for sign, logs in ((1.0, lg), (-1.0, l1g)):
+        joint = log_w + logs
+        top = np.max(joint, axis=-1, keepdims=True)
+        top = np.where(np.isfinite(top), top, 0.0)
+        out += sign * (top + np.log(np.sum(np.exp(joint - top), axis=-1, keepdims=True)))[..., 0]
+    return out
+
+
 def metric_value(metric: str, weights, alpha, beta, k):
     """Evaluate a metric by name: ``"pass@k"``, ``"pass^k"`` or ``"auc@k"``.
 

@@ -25,6 +25,7 @@ delta-method interval cannot, since it treats the bounded coordinate as known.
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -42,13 +43,17 @@ from .distributions import BetaMixture
 from .inference import (BOUND_TOL, Optimum, at_bound, is_stationary, maximize,
                         observed_covariance, select_by_bic)
 from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
-from .metrics import evaluate_logit, evaluate_metric
+from .metrics import evaluate_logit, evaluate_logit_value, evaluate_metric
 from .model import get_objective
 from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_blocks, coordinate_names,
                          n_free_parameters, pack, split_coordinates, unpack, unpack_jacobian)
-from .profile import ProfileResult, profile_interval, repair_across_metrics
+from .profile import (LikelihoodRegion, ProfileResult, profile_interval, region_drop,
+                      repair_across_metrics)
 
 __all__ = ["INTERVAL_METHODS", "MAX_COMPONENTS", "MAX_INIT", "OPTIMIZERS", "MixtureFit", "fit"]
+
+# random starts from which the profile search climbs into the likelihood region
+_N_PROBES = 64
 
 #: Optimisers of :func:`fit`; the first is the default.
 OPTIMIZERS = ("lbfgsb", "find_MAP")
@@ -66,6 +71,8 @@ class CandidateFit:
     n_iter: int
     on_bound: tuple[str, ...]
     n_starts: int
+    #: where every start's search ended, ``(params, loglik)`` (see :class:`Optimum`)
+    local_optima: tuple = field(default=(), repr=False)
 
 
 @dataclass(frozen=True, repr=False)
@@ -120,6 +127,7 @@ class MixtureFit:
     n_observed: int
     counts: Counts
     candidates: dict[int, CandidateFit] = field(default_factory=dict)
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # -- metrics ---------------------------------------------------------------
     def metric(self, metric: str, k):
@@ -223,10 +231,43 @@ class MixtureFit:
         y, m, weight = self.counts.pairs()
         with objective.lock, threadpool_limits(1, user_api="blas"):
             objective.set_data(y, m, weight)
-            logit, value = _metric_of_coordinates(check_metric(metric), self.n_components)
+            logit, value, batch = _metric_of_coordinates(check_metric(metric),
+                                                         self.n_components)
             return profile_interval(objective, self.params, self.loglik, self.covariance,
                                     bounds(self.n_components), logit, value, metric, k,
-                                    level=level)
+                                    level=level, region=self._region(objective, level),
+                                    metric_logit_batch=batch)
+
+    def _region(self, objective, level: float) -> LikelihoodRegion:
+        """The likelihood region at `level`, built once and shared by every metric and k.
+
+        Its searches start from every local optimum the fit's starts found
+        and from the estimate's mirror image (components reflected, p -> 1 -
+        p): a region can have a piece around each, and for data that are
+        nearly their own mirror image the mirror is in the region.
+        """
+        key = ("region", check_level(level))
+        if key not in self._cache:
+            h = self.n_components
+            chosen = self.candidates.get(h)
+            w, a, b = unpack(self.params, h)
+            # the estimate relabelled and mirrored first (an anchor where it is in the
+            # region, else a probe), then the other local optima, highest first
+            anchors = [*_relabelled(self.params, h), pack(w, np.log(b) - np.log(a),
+                                                          np.log(a + b))]
+            local = chosen.local_optima if chosen is not None else ()
+            anchors += [z for z, _ in sorted(local, key=lambda p: -p[1])]
+            probes = _probes(self.counts, h, _N_PROBES) if h > 1 else []
+            probes += _relabelled(self.params, h)
+            self._cache[key] = LikelihoodRegion(
+                objective, self.params, self.loglik - region_drop(level), self.covariance,
+                bounds(h), anchors, probes,
+                neighbours=_Neighbours(h, self.counts) if h > 1 else None,
+                logistic=np.ones(n_free_parameters(h), dtype=bool),
+                moves=(lambda z, h=h: _component_moves(z, h)) if h > 1 else None)
+        region = self._cache[key]
+        region.objective = objective
+        return region
 
     def interval(self, metric: str, k, level: float = 0.95, *, method: str = "profile",
                  scale: str = "logit") -> ConfidenceInterval:
@@ -376,7 +417,8 @@ class MixtureFit:
 def _metric_of_coordinates(metric: str, n_components: int):
     """The metric as functions of the unconstrained coordinates, for the profile search.
 
-    Returns ``logit(z, k) -> (logit M, gradient in z)`` and ``value(z, k) -> M``.
+    Returns ``logit(z, k) -> (logit M, gradient in z)``, ``value(z, k) -> M``
+    and ``batch(Z, k) -> logit M`` at each row of Z.
     """
     h = n_components
 
@@ -389,7 +431,10 @@ def _metric_of_coordinates(metric: str, n_components: int):
     def value(z, k):
         return float(evaluate_metric(metric, *unpack(z, h), np.array([k]))[0])
 
-    return logit, value
+    def batch(zs, k):
+        return evaluate_logit_value(metric, *unpack(zs, h), np.array([k]))[..., 0]
+
+    return logit, value, batch
 
 
 def _method_iv(method: str) -> str:
@@ -408,15 +453,132 @@ def _shrunk_rates(y, m, weight):
     return rate[order], cum
 
 
-def _random_start(rng, h, rates, cum, box):
+def _random_start(rng, h, rates, cum, box, log_kappa_range=(np.log(1.0), np.log(50.0)),
+                  weight_sd=0.5):
+    """Components at random quantiles of the tasks' shrunk rates, random weights and
+    concentrations (log-uniform over `log_kappa_range`)."""
     levels = np.sort(rng.uniform(0.02, 0.98, h))
     means = rates[np.minimum(np.searchsorted(cum, levels), rates.size - 1)]
     eta = np.sort(logit(means) + rng.normal(0.0, 0.3, h))
     z = np.concatenate([
-        rng.normal(0.0, 0.5, h - 1), eta[:1], np.log(np.maximum(np.diff(eta), 0.05)),
-        rng.uniform(np.log(1.0), np.log(50.0), h),
+        rng.normal(0.0, weight_sd, h - 1), eta[:1], np.log(np.maximum(np.diff(eta), 0.05)),
+        rng.uniform(*log_kappa_range, h),
     ])
     return np.clip(z, box[:, 0], box[:, 1])
+
+
+class _Neighbours:
+    """Other coordinates of (nearly) the same mixture, where the coordinates are degenerate.
+
+    The ordered means make two places degenerate:
+
+    * **a seam**: two adjacent components with (nearly) the same mean (their
+      log gap at its lower bound). Past it the components would swap places,
+      which the ordering forbids; the same mixture with the two components'
+      weights and concentrations swapped is the other side of the seam.
+    * **an empty component** (weight below 1e-4 of the largest): its mean
+      and concentration are free, and a search cannot see where they could
+      usefully go. It is placed with weight 1e-3 at the tasks' low, middle
+      and high shrunk success rates, each with the smallest, a middle and the
+      largest concentration.
+    """
+
+    def __init__(self, h: int, counts: Counts):
+        self.h = h
+        y, m, weight = counts.pairs()
+        rates, cum = _shrunk_rates(y, m, weight.astype(float))
+        picks = np.minimum(np.searchsorted(cum, [0.05, 0.5, 0.95]), rates.size - 1)
+        self.logit_rates = np.unique(logit(rates[picks]))
+        lo, hi = PARAMETER_BOUNDS["log_concentration"]
+        self.log_kappas = np.array([lo, 0.5 * (lo + hi), hi])
+        self.seam = PARAMETER_BOUNDS["log_mean_gaps"][0] + 1e-3
+
+    def __call__(self, z: np.ndarray) -> list[np.ndarray]:
+        h = self.h
+        w, a, b = unpack(z, h)
+        eta = np.log(a) - np.log(b)
+        log_kappa = split_coordinates(z, h)[3]
+        gaps = split_coordinates(z, h)[2]
+        out = []
+        for i in np.flatnonzero(gaps <= self.seam):
+            swap = np.arange(h)
+            swap[[i, i + 1]] = [i + 1, i]
+            out.append(_ordered_pack(w[swap], eta, log_kappa[swap]))
+        for c in np.flatnonzero(w < 1e-4 * w.max()):
+            for e in self.logit_rates:
+                for lk in self.log_kappas:
+                    w2, eta2, lk2 = w.copy(), eta.copy(), log_kappa.copy()
+                    w2[c], eta2[c], lk2[c] = 1e-3, e, lk
+                    out.append(pack(w2 / w2.sum(), eta2, lk2))
+        return out
+
+
+def _component_moves(z: np.ndarray, h: int) -> list:
+    """Curves through `z` that move one component's logit mean, or its weight, alone.
+
+    In ordered coordinates one component's mean is the first mean plus the
+    gaps below it, so moving it alone changes several coordinates, and past
+    another component's mean the two swap places: :func:`pack` sorts them.
+    """
+    w, a, b = unpack(z, h)
+    eta = np.log(a) - np.log(b)
+    log_kappa = split_coordinates(z, h)[3]
+    out = []
+    for c in range(h):
+        step = np.eye(h)[c]
+        out.append(lambda t, s=step: pack(w, eta + t * s, log_kappa))
+        out.append(lambda t, s=step: pack(w * np.exp(np.clip(t, -30, 30) * s)
+                                          / np.sum(w * np.exp(np.clip(t, -30, 30) * s)),
+                                          eta, log_kappa))
+    return out
+
+
+def _ordered_pack(weights, eta, log_kappa):
+    """:func:`pack` of components whose means are already in order (equal ones kept
+    in the order given, so a swap of two coinciding components survives)."""
+    h = len(weights)
+    logit_w = np.log(np.maximum(weights[1:], np.finfo(float).tiny)) - np.log(
+        np.maximum(weights[0], np.finfo(float).tiny))
+    gaps = np.log(np.maximum(np.diff(eta), np.exp(PARAMETER_BOUNDS["log_mean_gaps"][0])))
+    return np.concatenate([logit_w, eta[:1], gaps, log_kappa])[: 3 * h - 1]
+
+
+def _relabelled(z: np.ndarray, h: int) -> list[np.ndarray]:
+    """The mixture at `z` with its components' weights and concentrations moved to
+    other components' means (every other assignment; for H = 4 the swaps of
+    neighbours and the reversal).
+
+    A path through the likelihood region along which two components' means
+    cross leaves the ordered coordinates at a seam and comes back elsewhere:
+    these points, climbed from into the region, start searches there.
+    """
+    if h == 1:
+        return []
+    w = unpack(z, h)[0]
+    _, first, gaps, log_kappa = split_coordinates(z, h)
+    eta = first + np.concatenate([[0.0], np.cumsum(np.exp(gaps))])
+    if h <= 3:
+        orders = [np.array(p) for p in itertools.permutations(range(h))][1:]
+    else:
+        orders = [np.r_[:i, i + 1, i, i + 2:h] for i in range(h - 1)] + [np.arange(h)[::-1]]
+    return [_ordered_pack(w[p], eta, log_kappa[p]) for p in orders]
+
+
+def _probes(counts: Counts, h: int, n: int) -> list[np.ndarray]:
+    """Points spread over the plausible part of the box, for the profile search.
+
+    Like the fit's random starts, but with concentrations over the box's
+    whole range (all-or-nothing tasks to the binomial limit) and weights
+    spread wider: the extremes of a metric over the likelihood region often
+    sit at such limits. Drawn from a fixed seed, so that the interval does
+    not depend on the fit's.
+    """
+    y, m, weight = counts.pairs()
+    rates, cum = _shrunk_rates(y, m, weight.astype(float))
+    rng = np.random.default_rng(0)
+    box = bounds(h)
+    return [_random_start(rng, h, rates, cum, box, PARAMETER_BOUNDS["log_concentration"], 1.5)
+            for _ in range(n)]
 
 
 def _split_start(previous: CandidateFit, box):
@@ -600,7 +762,7 @@ def _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer) -> Mixture
             n_components=h, params=best.params, loglik=best.loglik, converged=best.converged,
             message=best.message, n_iter=best.n_iter,
             on_bound=tuple(n for n, flag in zip(names, best.on_bound) if flag),
-            n_starts=best.n_starts)
+            n_starts=best.n_starts, local_optima=best.local_optima)
 
     rows = []
     for h, cand in candidates.items():

@@ -803,7 +803,8 @@ class PooledFit:
                 cov = np.zeros((self.params.size,) * 2)
                 if free.any():
                     sub = _Restricted(obj, self.params, free)
-                    cov[np.ix_(free, free)] = observed_covariance(sub, self.params[free])
+                    cov[np.ix_(free, free)] = observed_covariance(
+                        sub, self.params[free], null=_unidentified(obj.blocks, free))
             self._cache["cov"] = cov
         return self._cache["cov"]
 
@@ -1008,6 +1009,28 @@ class PooledFit:
         return (f"PooledFit(family={self.family!r}{slope}, "
                 f"concentration={self.concentration!r}, systems={i}, tasks={j}, "
                 f"loglik={self.loglik:.3f}, BIC={self.bic:.3f}, {status})")
+
+
+def _unidentified(blocks, free: np.ndarray) -> np.ndarray:
+    """Directions in the free coordinates along which the likelihood does not move.
+
+    The abilities and the log-slopes enter centred, so a common shift of
+    either block changes nothing (when every coordinate of the block is
+    free; one held on its bound pins the shift). The grid's weights are a
+    softmax, so a common shift of its free logits changes nothing but the
+    share of the points held at the lower bound, which is below e^-40.
+    Returns shape ``(r, free.sum())``.
+    """
+    out, start = [], 0
+    for name, size in blocks:
+        part = free[start:start + size]
+        if name in ("ability", "log_slope", "grid_logits") and size > 1 and part.sum() > 1 \
+                and (name == "grid_logits" or part.all()):
+            direction = np.zeros(free.size)
+            direction[start:start + size] = part
+            out.append(direction[free])
+        start += size
+    return np.array(out).reshape(len(out), int(free.sum()))
 
 
 @dataclass
@@ -1289,6 +1312,11 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     -------
     PooledFit
 
+    Warns
+    -----
+    FitWarning
+        The chosen candidate's optimisation did not converge.
+
     Examples
     --------
     >>> import numpy as np
@@ -1364,6 +1392,13 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     tied = [i for i, v in enumerate(score) if v >= top - 1e-6 * max(1.0, abs(top))]
     best = candidates[min(tied, key=lambda i: candidates[i].n_params)]
     table["selected"] = [c is best for c in candidates]
+    if not best.optimum.converged:
+        shape = (f"{best.family}" + (f", H = {best.n_components}" if best.family != "grid" else "")
+                 + f", concentration {'shared' if best.shared else 'per system'}"
+                 + (", slopes" if best.slope else ""))
+        warnings.warn(f"the pooled fit chosen ({shape}) did not converge: the log-likelihood "
+                      f"could still rise (L-BFGS-B: {best.optimum.message}); its estimates and "
+                      "intervals are of a point short of the optimum.", FitWarning, stacklevel=2)
     parts = best.parts
     a, log_kappa, _ = _system_parts(parts)
     return PooledFit(panel=panel, family=best.family, grid=grid, abilities=a,
