@@ -28,6 +28,7 @@ from passmix.examples import example_path
 MATH = example_path("math_10k")
 TAU = example_path("taubench_airline")
 LCB = example_path("livecodebench")
+ALPHA_LOG = Path(__file__).parent / "data" / "logs" / "inspect" / "alpha.eval"
 
 KEYS = {"metric", "k", "estimate", "lower", "upper", "method", "n_components"}
 METRICS = {"pass@k", "pass^k", "auc@k"}
@@ -429,6 +430,83 @@ def test_usage_errors(args, message):
     result = run(*args, code=2)
     assert message in result.stderr
     assert "Usage: " in result.stderr
+
+
+@pytest.mark.parametrize("k, big", [("9223372036854775808", 2**63), ("1e19", 10**19),
+                                    ("1,99999999999999999999", 99999999999999999999)])
+def test_too_large_k_says_so_in_the_library_s_words(k, big):
+    from passmix._validation import check_k
+
+    with pytest.raises(ValueError) as library:
+        check_k(big)
+    result = run("--example", "--method", "naive", f"--k={k}", code=2)
+    assert "Invalid value for '--k'" in result.stderr
+    assert str(library.value) in " ".join(result.stderr.split())
+    assert "too large" in result.stderr and "whole number" not in result.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999", "NaN", "half"])
+def test_threshold_must_be_finite(value):
+    result = run(ALPHA_LOG, "--scorer", "partial", "--threshold", value, code=2)
+    assert f"Invalid value for '--threshold': {value!r} is not a finite number" in \
+        result.stderr
+
+
+def test_tau_log_entry_without_reward_is_an_error(tmp_path):
+    entries = [{"task_id": 0, "reward": 1.0, "info": {}, "traj": [], "trial": t}
+               for t in range(4)]
+    del entries[2]["reward"]
+    path = tmp_path / "gpt-4o-airline.json"
+    path.write_text(json.dumps(entries))
+    result = run(path, "--method", "naive", code=1)
+    assert result.stderr == ("Error: 'gpt-4o-airline.json', entry 2 (task_id 0, trial 2) has "
+                             "no reward; tau-bench writes task_id, reward and trial in every "
+                             "entry.\n")
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize("args", [[], ["--scorer", "match"], ["--from", "inspect"],
+                                  ["--threshold", "0.5"]])
+def test_missing_log_is_a_one_line_error(tmp_path, args):
+    path = tmp_path / "nope.eval"
+    result = run(path, *args, code=1)
+    assert result.stderr == f"Error: no such file: '{path}'.\n"
+
+
+def test_a_fit_that_did_not_converge_is_said(tmp_path, monkeypatch):
+    import dataclasses
+
+    import passmix.mixture
+
+    real = passmix.mixture.maximize
+
+    def unconverged(*args, **kwargs):  # as if L-BFGS-B had run out of iterations
+        best = real(*args, **kwargs)
+        return dataclasses.replace(best, converged=False, message="STOP: TOTAL NO. OF ITERATIONS")
+
+    monkeypatch.setattr(passmix.mixture, "maximize", unconverged)
+    path = tmp_path / "counts.csv"
+    pd.DataFrame(GOOD).to_csv(path, index=False)
+    result = run(path, "--k", "1,10", "--format", "json", "--n-init", "2",
+                 "--max-components", "1", "--interval", "delta", "--jobs", "1")
+    warned = [line for line in result.stderr.splitlines() if "did not converge" in line]
+    assert len(warned) == 1 and warned[0].startswith("Warning: ")
+    assert "STOP: TOTAL NO. OF ITERATIONS" in warned[0]
+    assert records(result)  # the estimates are still printed
+
+
+def test_a_pooled_fit_that_did_not_converge_is_said(tmp_path, monkeypatch):
+    import passmix.pooled
+
+    monkeypatch.setattr(passmix.pooled, "_GRAD_TOL", 0.0)  # nothing counts as converged
+    path = tmp_path / "panel.csv"
+    pd.DataFrame({"model": ["x"] * 3 + ["y"] * 3, "task": ["a", "b", "c"] * 2,
+                  "successes": [1, 2, 3, 0, 2, 4], "trials": [5] * 6}).to_csv(path, index=False)
+    result = run(path, "--group-by", "model", "--method", "pooled", "--k", "1,10",
+                 "--format", "json", "--jobs", "1")
+    warned = [line for line in result.stderr.splitlines() if "did not converge" in line]
+    assert len(warned) == 1 and warned[0].startswith("Warning: pooled: the pooled fit")
+    assert records(result)
 
 
 def test_k_accepts_lists_and_scientific_notation():

@@ -299,7 +299,11 @@ class TestFromLong:
         with pytest.raises(ValueError, match=r"column 'outcome' has value 0\.5 in row 1 "
                            r"\(task 'b'\)"):
             Counts.from_long(df)
+        # the value that is no 0/1 at all is named, as in a CSV column read as strings
         df = pd.DataFrame({"task": ["a", "b"], "outcome": ["1", "pass"]})
+        with pytest.raises(ValueError, match="has value 'pass' in row 1"):
+            Counts.from_long(df)
+        df = pd.DataFrame({"task": ["a", "b"], "outcome": ["1", "0"]})
         with pytest.raises(ValueError, match="has value '1' in row 0"):
             Counts.from_long(df)
 
@@ -732,6 +736,119 @@ class TestFuzzedInputs:
         path.write_bytes(content)
         with pytest.raises(ValueError, match=match):
             read_counts(path)
+
+
+    @pytest.mark.parametrize("name, body, message", [
+        # line 1 is the header: b's row is line 3, and 'five' (not its neighbour '1') is bad
+        ("c.csv", "task,successes,trials\na,1,10\nb,five,10\n",
+         "column 'successes' must be numeric; got 'five' in line 3 of 'c.csv'"),
+        ("c.csv", "task,successes,trials\na,1,10\nb,2,ten\n",
+         "column 'trials' must be numeric; got 'ten' in line 3 of 'c.csv'"),
+        # pandas skips blank lines, and a quoted cell may span lines: the file's line counts
+        ("c.csv", "task,successes,trials\n\na,1,10\n\nb,five,10\n", "'five' in line 5 of"),
+        ("c.csv", 'task,successes,trials\n"a\nx",1,10\nb,five,10\n', "'five' in line 4 of"),
+        ("c.tsv", "task\tsuccesses\ttrials\na\t1\t10\n\nb\tfive\t10\n",
+         "'five' in line 4 of 'c.tsv'"),
+        ("c.csv", "task,successes,trials\n\na,1,10\nb,-1,10\n",
+         r"non-negative; got -1 in line 4 of 'c.csv' \(task 'b'\)"),
+        ("c.csv", "task,successes,trials\na,1,10\n,2,10\n",
+         "task labels must not be missing; line 3 of 'c.csv' is nan"),
+        ("c.csv", "task,outcome\na,1\na,0\nb,yes\n",
+         r"column 'outcome' has value 'yes' in line 4 of 'c.csv' \(task 'b'\)"),
+        ("c.jsonl", '{"task": "a", "successes": 1, "trials": 10}\n\n'
+                    '{"task": "b", "successes": "five", "trials": 10}\n',
+         "got 'five' in line 3 of 'c.jsonl'"),
+    ])
+    def test_text_file_errors_name_the_bad_value_and_its_line(self, tmp_path, name, body,
+                                                               message):
+        path = tmp_path / name
+        path.write_text(body)
+        with pytest.raises((TypeError, ValueError), match=message):
+            read_counts(path)
+
+    def test_matrix_and_compressed_file_errors_name_the_line(self, tmp_path):
+        import gzip
+
+        path = tmp_path / "m.csv"
+        path.write_text("task,t1,t2\na,1,0\nb,1,maybe\n")
+        with pytest.raises(ValueError, match="matrix value 'maybe' in line 3 of 'm.csv' "
+                           r"\(task 'b'\), column 't2'"):
+            read_counts(path, layout="matrix")
+        gz = tmp_path / "c.csv.gz"
+        with gzip.open(gz, "wt") as fh:
+            fh.write("task,successes,trials\n\na,1,10\nb,five,10\n")
+        with pytest.raises(TypeError, match="'five' in line 4 of 'c.csv.gz'"):
+            read_counts(gz)
+
+    @pytest.mark.parametrize("reader", [read_counts, passmix.read_trials])
+    def test_missing_path_is_file_not_found(self, tmp_path, reader):
+        for name in ("nope.eval", "nope.csv", "nope"):
+            path = tmp_path / name
+            with pytest.raises(FileNotFoundError, match=f"no such file: '{path}'"):
+                reader(path)
+            # not blamed on the log options, as if the file were a table
+            with pytest.raises(FileNotFoundError, match=f"no such file: '{path}'"):
+                reader(path, log_options={"scorer": "match"})
+
+
+class TestPanelLabels:
+    """Panel.from_counts / as_panel (fit_pooled's input), with fuzzed labels."""
+
+    @staticmethod
+    def counts(*ys):
+        return Counts(list(ys), [5] * len(ys), tasks=["t1", "t2", "t3"][:len(ys)])
+
+    def test_distinct_labels_stay_distinct(self):
+        from passmix.panel import Panel
+
+        # 0 and (0,) are distinct; unpacking only the 1-tuple would make them equal
+        panel = Panel.from_counts({0: self.counts(1, 2), (0,): self.counts(3, 0)})
+        assert panel.systems.tolist() == [0, (0,)]
+        assert panel.counts((0,)).successes.tolist() == [3, 0]
+        assert panel.counts(0).successes.tolist() == [1, 2]
+        # read_counts' keys (all 1-tuples) are unpacked
+        grouped = Panel.from_counts({("a",): self.counts(1, 2), ("b",): self.counts(0, 1)})
+        assert grouped.systems.tolist() == ["a", "b"]
+        assert Panel.from_counts({("a",): self.counts(1, 2)}, unpack=False).systems.tolist() \
+            == [("a",)]
+
+    def test_tuple_and_mixed_task_labels(self):
+        from passmix.panel import Panel
+
+        panel = Panel([[1, 2], [0, 1]], [[3, 3], [3, 3]], systems=[("m", 1), ("m", 2)],
+                      tasks=[(1, "a"), "x"])
+        assert panel.tasks.tolist() == [(1, "a"), "x"]
+        assert panel.counts(("m", 2)).tasks.tolist() == [(1, "a"), "x"]
+
+    def test_fit_pooled_accepts_tuple_and_scalar_labels(self):
+        fit = passmix.fit_pooled({0: self.counts(1, 2, 3), (0,): self.counts(3, 0, 4)},
+                                 seed=0)
+        assert fit.systems_table().index.tolist() == [0, (0,)]
+
+    @pytest.mark.parametrize("systems, error, message", [
+        (["a", "a"], ValueError, r"system labels must be distinct; 'a' \(label 1\) appears "
+                                 "twice"),
+        ([0, False], ValueError, r"False \(label 1\) equals 0 \(label 0\) as a dict key"),
+        ([[1], [2]], TypeError, r"system labels must be hashable; label 0 is \[1\], a list"),
+    ])
+    def test_labels_that_cannot_be_told_apart(self, systems, error, message):
+        from passmix.panel import Panel
+
+        with pytest.raises(error, match=message):
+            Panel([[1, 2], [0, 1]], [[3, 3], [3, 3]], systems=systems)
+
+    @pytest.mark.parametrize("data", [[1, 2, 3], np.array([[1, 2]]), 5, None])
+    def test_unsupported_input_types_are_named(self, data):
+        with pytest.raises(TypeError, match=r"must be a passmix\.Panel, a mapping of system "
+                           r"label to Counts, a pandas DataFrame or a path to a file.*got "
+                           + type(data).__name__):
+            passmix.fit_pooled(data)
+
+    def test_a_table_still_needs_its_system_column(self):
+        df = pd.DataFrame({"model": ["a", "b"], "task": ["t", "t"], "successes": [1, 2],
+                           "trials": [3, 3]})
+        with pytest.raises(ValueError, match="name the system column"):
+            passmix.fit_pooled(df)
 
 
 # --------------------------------------------------------------------------

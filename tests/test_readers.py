@@ -203,6 +203,86 @@ def test_tau2_results_and_detection():
     assert detect_log_format(LOGS / "tau" / "gpt-4o-airline.json") == "tau"
 
 
+def _tau_list(tmp_path, name="gpt-4o-airline.json", **changes):
+    """A tau-bench results list (task 0, trials 0-3); `changes` edit entry 2."""
+    entries = [{"task_id": 0, "reward": 1.0, "info": {}, "traj": [], "trial": t}
+               for t in range(4)]
+    for key, value in changes.items():
+        if value is _DROP:
+            del entries[2][key]
+        else:
+            entries[2][key] = value
+    path = tmp_path / name
+    path.write_text(json.dumps(entries))
+    return path
+
+
+_DROP = object()
+
+
+def test_tau_entry_without_reward_is_a_tau_error_not_a_table(tmp_path):
+    path = _tau_list(tmp_path, reward=_DROP)
+    # still a tau log: read as a table, the attempt would be dropped (m = 3, not 4)
+    assert detect_log_format(path) == "tau"
+    message = r"'gpt-4o-airline.json', entry 2 \(task_id 0, trial 2\) has no reward"
+    with pytest.raises(LogFormatError, match=message):
+        read_tau(path)
+    with pytest.raises(LogFormatError, match=message):
+        passmix.read_counts(path)
+    with pytest.raises(LogFormatError, match=message):
+        read_log(path)
+    # entries with tau-bench's fields but no reward at all are not told to be tau: a table
+    plain = tmp_path / "plain.json"
+    plain.write_text(json.dumps([{"task_id": 0, "trial": t, "outcome": 1} for t in range(3)]))
+    assert detect_log_format(plain) is None
+    assert passmix.read_counts(plain).trials.tolist() == [3]
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"reward": "x"}, r"entry 2 \(task_id 0, trial 2\): reward 'x' is not a number"),
+    ({"reward": True}, r"entry 2 \(task_id 0, trial 2\): reward True is not a number"),
+    ({"reward": [1]}, r"entry 2 \(task_id 0, trial 2\): reward \[1\] is not a number"),
+    ({"trial": 1.5}, r"entry 2 \(task_id 0, trial 1.5\): trial 1.5 is not a whole number"),
+    ({"trial": "2"}, r"entry 2 \(task_id 0, trial '2'\): trial '2' is not a whole number"),
+    ({"trial": _DROP}, r"entry 2 \(task_id 0, trial None\) has no trial"),
+    ({"task_id": [0]}, r"entry 2 \(task_id \[0\], trial 2\): task_id \[0\] is not a "
+                       "string or an integer"),
+])
+def test_tau_bad_entries_name_file_entry_and_value(tmp_path, changes, message):
+    path = _tau_list(tmp_path, **changes)
+    with pytest.raises(LogFormatError, match=r"'gpt-4o-airline\.json', " + message):
+        read_tau(path)
+
+
+def test_tau_infinite_reward_and_non_dict_entries(tmp_path):
+    path = tmp_path / "run.json"
+    path.write_text('[{"task_id": 0, "reward": Infinity, "trial": 0}]')
+    with pytest.raises(LogFormatError, match=r"'run.json', entry 0 .*reward inf is not finite"):
+        read_tau(path)
+    path.write_text(json.dumps([{"task_id": 0, "reward": 1.0, "trial": 0}, 7]))
+    with pytest.raises(LogFormatError, match=r"'run.json', entry 1: 7 is not a result"):
+        read_tau(path)
+
+
+def test_tau2_bad_simulations_name_file_simulation_and_value(tmp_path):
+    doc = json.loads((LOGS / "tau" / "tau2_airline_results.json").read_text())
+    doc["simulations"][1]["reward_info"]["reward"] = "x"
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(doc))
+    task, trial = doc["simulations"][1]["task_id"], doc["simulations"][1]["trial"]
+    with pytest.raises(LogFormatError, match=rf"'results.json', simulation 1 \(task_id "
+                       rf"'{task}', trial {trial}\): reward 'x' is not a number"):
+        read_tau(path)
+    doc["simulations"][1]["reward_info"] = "lost"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(LogFormatError, match="simulation 1 .*reward_info 'lost' is not a dict"):
+        read_tau(path)
+    del doc["simulations"][1]["task_id"]
+    path.write_text(json.dumps(doc))
+    with pytest.raises(LogFormatError, match=r"simulation 1 \(task_id None.* has no task_id"):
+        read_tau(path)
+
+
 # -- lm-evaluation-harness ------------------------------------------------------------------
 
 def test_lm_eval_runs_with_one_response_each_are_attempts():
@@ -252,13 +332,139 @@ def test_lm_eval_bad_lines(tmp_path):
         read_lm_eval(bad)
     two = tmp_path / "two" / "samples_y_2026-01-01T00-00-00.jsonl"
     two.parent.mkdir()
-    two.write_text('{"doc_id": 0, "resps": [["a"]], "metrics": ["acc", "f1"], "acc": 1, '
-                   '"f1": 0.5}\n')
+    two.write_text('{"doc_id": 0, "resps": [["a"]], "filter": "none", "metrics": ["acc", "f1"], '
+                   '"acc": 1, "f1": 0.5}\n')
     with pytest.raises(LogFormatError, match="pass metric="):
         read_lm_eval(two)
     assert read_lm_eval(two, metric="acc")["outcome"].tolist() == [1]
     with pytest.raises(LogFormatError, match="partial credit"):
         read_lm_eval(two, metric="f1")
+
+
+def _samples(tmp_path, lines, name="samples_t_2026-01-01T00-00-00.jsonl"):
+    path = tmp_path / "m" / name
+    path.parent.mkdir(exist_ok=True)
+    path.write_text("".join(json.dumps({"resps": [["a"]], "metrics": ["acc"], **rec}) + "\n"
+                            for rec in lines))
+    return path
+
+
+def test_lm_eval_sample_without_filter_is_an_error_naming_the_line(tmp_path):
+    # lm-eval logs filter in every sample since v0.4.7: one sample lacking it is not its log
+    path = _samples(tmp_path, [{"doc_id": 0, "filter": "none", "acc": 1},
+                               {"doc_id": 1, "acc": 0}, {"doc_id": 2, "filter": "none", "acc": 1}])
+    with pytest.raises(LogFormatError, match=r"'samples_t_2026-01-01T00-00-00\.jsonl', line 2 "
+                       r"\(doc_id 1\): the sample has no filter"):
+        read_lm_eval(path)
+
+
+def test_lm_eval_files_from_before_filter_was_logged(tmp_path):
+    # before v0.4.7 no sample names its filter: read as 'none', with a warning saying so
+    old = _samples(tmp_path, [{"doc_id": d, "acc": d % 2} for d in range(3)])
+    with pytest.warns(UserWarning, match=r"'samples_t_2026-01-01T00-00-00\.jsonl': its 3 "
+                      r"sample\(s\) have no filter field .* read as filter 'none'"):
+        table = read_lm_eval(old)
+    assert set(table["filter"]) == {"none"} and table["outcome"].tolist() == [0, 1, 0]
+    # a doc twice: two filters' samples, which nothing tells apart
+    two = _samples(tmp_path, [{"doc_id": 0, "acc": 1}, {"doc_id": 1, "acc": 1},
+                              {"doc_id": 0, "acc": 0}], name="samples_u_2026-01-01T00-00-00.jsonl")
+    with pytest.raises(LogFormatError, match=r"lines 1 and 3: doc_id 0 appears twice and no "
+                       "sample names its filter"):
+        read_lm_eval(two)
+
+
+def test_lm_eval_malformed_samples_are_named(tmp_path):
+    twice = _samples(tmp_path, [{"doc_id": 0, "filter": "none", "acc": 1},
+                                {"doc_id": 0, "filter": "none", "acc": 0}])
+    with pytest.raises(LogFormatError, match=r"line 2, doc 0, filter 'none': the document "
+                       "already has a sample in line 1"):
+        read_lm_eval(twice)
+    for rec, message in [({"doc_id": [0], "filter": "none", "acc": 1},
+                          r"line 1: doc_id \[0\] is not an integer or a string"),
+                         ({"doc_id": 0, "filter": 3, "acc": 1}, "filter 3 is not a string"),
+                         ({"doc_id": 0, "filter": "none", "acc": 1, "metrics": "acc"},
+                          "metrics 'acc' is not a list of names"),
+                         ({"doc_id": 0, "filter": "none", "acc": 1, "scores_per_repeat": [1]},
+                          r"scores_per_repeat \[1\] is not a mapping")]:
+        path = _samples(tmp_path, [rec])
+        with pytest.raises(LogFormatError, match=message):
+            read_lm_eval(path)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_thresholds_must_be_finite(value):
+    message = f"threshold must be a finite number, got {value!r}"
+    runs = LOGS / "lm_eval" / "runs"
+    for call in (lambda: read_tau(LOGS / "tau" / "gpt-4o-airline.json", threshold=value),
+                 lambda: read_inspect(ALPHA, scorer="partial", threshold=value,
+                                      engine="direct"),
+                 lambda: read_lm_eval(runs, threshold=value),
+                 lambda: read_log(ALPHA, scorer="partial", threshold=value),
+                 lambda: passmix.read_counts(ALPHA, log_options={"scorer": "partial",
+                                                                 "threshold": value})):
+        with pytest.raises(ValueError, match=message):
+            call()
+    with pytest.raises(TypeError, match="threshold must be a finite number, got '0.5'"):
+        read_inspect(ALPHA, scorer="partial", threshold="0.5", engine="direct")
+
+
+@pytest.mark.parametrize("samples, message", [
+    ({"a": 1}, "samples is a dict, not a list"),
+    ([1], r"sample 0: 1 is not a sample"),
+    ([{"epoch": 1, "scores": {}}], "sample 0: id None is not a string or an integer"),
+    ([{"id": 1, "scores": {}}], "sample 1 epoch None: epoch None is not a whole number"),
+    ([{"id": 1, "epoch": 1.5, "scores": {}}], "epoch 1.5 is not a whole number"),
+    ([{"id": 1, "epoch": 1, "scores": ["match"]}], "scores is a list, not a mapping"),
+])
+def test_inspect_direct_engine_malformed_logs_are_log_format_errors(tmp_path, samples,
+                                                                     message):
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps({"version": 2, "status": "success",
+                                "eval": {"model": "m", "task": "t"}, "samples": samples}))
+    with pytest.raises(LogFormatError, match=r"odd\.json'.*" + message):
+        read_inspect(path, engine="direct")
+
+
+def test_inspect_direct_engine_malformed_eval_zips(tmp_path):
+    header = {"eval": {"model": "m", "task": "t"}}
+    cases = {"no_eval.eval": ({"version": 2}, {}, "no eval.model and eval.task in header.json"),
+             "bad_model.eval": ({"eval": {"model": ["m"], "task": "t"}}, {},
+                                r"eval.model \['m'\] is not a string"),
+             "bad_sample.eval": (header, {"samples/1_epoch_1.json": "{not json"},
+                                 "cannot read samples/1_epoch_1.json"),
+             "list_sample.eval": (header, {"samples/1_epoch_1.json": "[1, 2]"},
+                                  r"sample 0: \[1, 2\] is not a sample")}
+    for name, (head, members, message) in cases.items():
+        path = tmp_path / name
+        with zipfile.ZipFile(path, "w") as zf:
+            zf.writestr("header.json", json.dumps(head))
+            for member, text in members.items():
+                zf.writestr(member, text)
+        with pytest.raises(LogFormatError, match=rf"'[^']*{name}'.*{message}"):
+            read_inspect(path, engine="direct")
+
+
+def test_missing_paths_are_file_not_found(tmp_path):
+    for name in ("nope.eval", "nope.json", "nope"):
+        path = tmp_path / name
+        for call in (lambda: read_log(path), lambda: read_log(path, "inspect"),
+                     lambda: read_tau(path), lambda: read_lm_eval(path),
+                     lambda: read_evalplus(path), lambda: read_inspect(path)):
+            with pytest.raises(FileNotFoundError, match=f"no such file: '{path}'"):
+                call()
+
+
+def test_evalplus_unhashable_status_is_named(tmp_path):
+    path = tmp_path / "eval_results.json"
+    path.write_text(json.dumps({"date": "d", "hash": "h", "eval": {"HumanEval/0": [
+        {"base_status": ["pass"], "plus_status": "pass"}]}}))
+    with pytest.raises(LogFormatError, match=r"task 'HumanEval/0': unknown status \['pass'\]"):
+        read_evalplus(path)
+    # named like EvalPlus's file, a broken one is EvalPlus's error, not a table's
+    path.write_text(json.dumps({"date": "d", "eval": {}}))
+    assert detect_log_format(path) == "evalplus"
+    with pytest.raises(LogFormatError, match="not an EvalPlus eval_results.json"):
+        passmix.read_counts(path)
 
 
 # -- detection, options, packaging ---------------------------------------------------------
@@ -296,6 +502,18 @@ def test_readers_are_an_optional_extra():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False", "False"]
+
+
+def test_readers_are_an_attribute_of_passmix_loaded_on_first_use():
+    import subprocess
+
+    code = ("import sys, passmix\n"
+            "before = 'passmix.readers' in sys.modules\n"
+            f"table = passmix.readers.read_log({str(LOGS / 'tau' / 'gpt-4o-airline.json')!r})\n"
+            "print(before, len(table), 'readers' in dir(passmix))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out == ["False", "24", "True"]
 
 
 def test_zstd_log_without_zstandard_says_what_to_install():

@@ -7,7 +7,9 @@ to the naive and unbiased estimators and any estimator registered with
 Spend a budget of attempts well and stop when precise enough: :func:`evaluate`
 (samplers and the Pass@k scaling baselines in :mod:`passmix.scaling`). The
 distribution of scores across prompts or other configurations:
-:func:`sensitivity` (a callable module: :mod:`passmix.sensitivity`).
+:func:`sensitivity` (a callable module: :mod:`passmix.sensitivity`). Harness
+logs (inspect_ai, EvalPlus, tau-bench, lm-eval): :mod:`passmix.readers`, loaded
+on first use.
 """
 
 from ._validation import METRICS, DegenerateDataWarning, FitWarning, PosteriorWarning
@@ -32,20 +34,23 @@ _LAZY = {name: ".posterior" for name in
          ("compare_intervals", "credible_interval", "posterior_metrics", "sample")}
 _LAZY.update({name: ".scaling.loop" for name in ("EvaluationResult", "evaluate")})
 _LAZY["sample_pooled"] = ".pooled_posterior"
+# Submodules reachable as attributes (``passmix.readers.read_log``) once asked for.
+_LAZY_MODULES = ("readers",)
 
 
 def __getattr__(name: str):
-    if name in _LAZY:
+    if name in _LAZY or name in _LAZY_MODULES:
         import importlib
 
-        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        module = importlib.import_module(_LAZY.get(name, "." + name), __name__)
+        value = module if name in _LAZY_MODULES else getattr(module, name)
         globals()[name] = value
         return value
     raise AttributeError(f"module 'passmix' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES))
 
 
 __all__ = [
@@ -81,6 +86,7 @@ __all__ = [
     "posterior_metrics",
     "read_counts",
     "read_trials",
+    "readers",
     "register_estimator",
     "sample",
     "sample_pooled",

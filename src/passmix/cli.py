@@ -26,6 +26,7 @@ import click
 
 from . import __version__
 from ._defaults import CLI_K, INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, SUMMARY_K
+from ._validation import check_k
 from .data import LAYOUTS, read_counts
 from .examples import example_path
 from .registry import estimator_names, get_estimator
@@ -90,12 +91,16 @@ class HorizonList(click.ParamType):
             elif _SCI.fullmatch(text):
                 base, exp = re.split(r"[eE]\+?", text)
                 k = int(base) * 10 ** int(exp)
-            if k is None or k < 1 or k >= 2**63:
+            if k is None or k < 1:
                 self.fail(
                     f"{text!r} is not a valid horizon; k must be a whole number >= 1 "
                     f"(comma-separated, e.g. 1,10,100).",
                     param, ctx,
                 )
+            try:  # the library's own bound, in its words
+                check_k(k)
+            except ValueError as err:
+                self.fail(str(err), param, ctx)
             out.append(k)
         return tuple(dict.fromkeys(out))
 
@@ -113,6 +118,27 @@ class LevelType(click.FloatRange):
         if not math.isfinite(level):
             self.fail(f"{value!r} is not a level in (0, 1).", param, ctx)
         return level
+
+
+class FiniteFloat(click.ParamType):
+    """A finite number: NaN or an infinity as a threshold would score every attempt alike.
+
+    Examples
+    --------
+    >>> FiniteFloat().convert("0.5", None, None)
+    0.5
+    """
+
+    name = "float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = math.nan
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
 
 
 def _split_columns(values: Sequence[str]) -> list[str]:
@@ -216,7 +242,7 @@ def main() -> None:
               help="inspect log: the scorer whose value is the outcome.")
 @click.option("--metric", "log_metric", default=None, metavar="NAME",
               help="lm-eval samples: the metric whose value is the outcome.")
-@click.option("--threshold", type=float, default=None,
+@click.option("--threshold", type=FiniteFloat(), default=None,
               help="Logs: a score >= THRESHOLD is a success (for partial or numeric scores).")
 @click.option("--status", type=click.Choice(("plus", "base"), case_sensitive=False),
               default=None, help="EvalPlus: success on the plus (default) or base tests.")
@@ -322,6 +348,8 @@ def _read_log_file(source: Path, log_format: str, options: dict, group_cols: lis
     from .data import check_log_groups
     from .readers import detect_log_format, read_log
 
+    if not source.exists():  # said as such, not as a table that log options do not fit
+        raise FileNotFoundError(f"no such file: '{source}'.")
     fmt = None if log_format == "table" else (
         detect_log_format(source) if log_format == "auto" else log_format)
     if fmt is None:

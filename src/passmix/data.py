@@ -9,6 +9,10 @@ any of three layouts: one row per task (*counts*), one row per attempt
 
 from __future__ import annotations
 
+import bz2
+import csv
+import gzip
+import lzma
 import numbers
 import os
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -78,15 +82,68 @@ def _subset_where(where: _Where, positions: np.ndarray) -> _Where:
     return lambda pos: where(int(positions[pos]))
 
 
-def _frame_where(index: pd.Index, file: str | None, style: str) -> _Where:
-    """Describe a row of a table read from a DataFrame or a file."""
-    if style == "csv":
-        return lambda pos: f"line {pos + 2} of {file}"
-    if style == "lines":
-        return lambda pos: f"line {pos + 1} of {file}"
+def _frame_where(index: pd.Index, file: str | None, style: str,
+                 path: Path | None = None) -> _Where:
+    """Describe a row of a table read from a DataFrame or a file.
+
+    Rows of a CSV, TSV or JSON Lines file are named by their line in `path`
+    (line 1 is a CSV's header), found on the first error only.
+    """
+    if style in ("csv", "lines"):
+        first = 2 if style == "csv" else 1  # without blank lines or line breaks in cells
+        found: list = []
+
+        def where(pos: int) -> str:
+            if not found:
+                found.append(_record_lines(path, style) if path is not None else None)
+            lines = found[0]
+            line = lines[pos] if lines is not None and pos < len(lines) else pos + first
+            return f"line {line} of {file}"
+
+        return where
     if style == "file":
         return lambda pos: f"row {pos} of {file}"
     return lambda pos: f"row {_fmt(index[pos])}"
+
+
+def _record_lines(path: Path, style: str) -> list[int] | None:
+    """The line of `path` where each data row starts, or None where it cannot tell.
+
+    pandas skips blank lines, and a quoted CSV cell may hold line breaks, so
+    a row's position is not its line. None for a compression read here
+    without the standard library (the caller then counts one line per row).
+    """
+    opener = {"": open, ".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(
+        _compression(path))
+    if opener is None:
+        return None
+    try:
+        with opener(path, "rt", encoding="utf-8", newline="") as fh:
+            if style == "lines":
+                return [i for i, line in enumerate(fh, 1) if line.strip()]
+            reader = csv.reader(fh, delimiter=_LINE_READERS[_extension(path)])
+            starts, line = [], 1
+            for record in reader:
+                if record and not (len(record) == 1 and not record[0].strip()):
+                    starts.append(line)
+                line = reader.line_num + 1
+            return starts[1:]  # the first record is the header
+    except (OSError, ValueError, EOFError, KeyError, csv.Error):
+        return None
+
+
+def _compression(path: Path) -> str:
+    """The compression suffix of `path` ("" for none)."""
+    suffixes = [s.lower() for s in path.suffixes]
+    return suffixes[-1] if len(suffixes) >= 2 and suffixes[-1] in _COMPRESSIONS else ""
+
+
+def _extension(path: Path) -> str:
+    """The file type suffix of `path`, under any compression suffix ("" for none)."""
+    suffixes = [s.lower() for s in path.suffixes]
+    if _compression(path):
+        suffixes = suffixes[:-1]
+    return suffixes[-1] if suffixes else ""
 
 
 # --------------------------------------------------------------------------
@@ -125,14 +182,27 @@ def _numeric_1d(values: Any, name: str, where: _Where = _row_where) -> np.ndarra
         inferred = pd.api.types.infer_dtype(arr, skipna=True)
         if inferred in ("integer", "floating", "mixed-integer-float", "decimal", "empty"):
             return arr.astype(np.float64)
-        for pos, value in enumerate(arr):  # error path: find the culprit
-            if isinstance(value, (bool, np.bool_)) or not (
-                value is None or isinstance(value, numbers.Real)
-            ):
-                raise TypeError(
-                    f"{name} must be numeric; got {_fmt(value)} in {where(pos)}."
-                )
+        # error path: the culprit. A column read from a text file holds strings
+        # when any value is not a number, so a string that reads as one is not it.
+        bad = [pos for pos, value in enumerate(arr)
+               if isinstance(value, (bool, np.bool_))
+               or not (value is None or isinstance(value, numbers.Real))]
+        culprits = [pos for pos in bad if not _numeric_text(arr[pos])] or bad
+        if culprits:
+            pos = culprits[0]
+            raise TypeError(f"{name} must be numeric; got {_fmt(arr[pos])} in {where(pos)}.")
     raise TypeError(f"{name} must be numeric, got dtype {arr.dtype}.")
+
+
+def _numeric_text(value: Any) -> bool:
+    """Whether `value` is a string that reads as a number (as CSV cells do)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        float(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _whole(arr: np.ndarray, name: str, where: _Where) -> np.ndarray:
@@ -166,8 +236,8 @@ def _whole(arr: np.ndarray, name: str, where: _Where) -> np.ndarray:
     return arr.astype(np.int64)
 
 
-def _labels(tasks: Any, n: int) -> np.ndarray:
-    """Return task labels as a new 1-d array of length `n`."""
+def _labels(tasks: Any, n: int, where: _Where | None = None) -> np.ndarray:
+    """Return task labels as a new 1-d array of length `n`; `where` names a row."""
     if tasks is None:
         return np.arange(n, dtype=np.int64)
     if isinstance(tasks, (pd.Series, pd.Index, pd.api.extensions.ExtensionArray)):
@@ -187,9 +257,10 @@ def _labels(tasks: Any, n: int) -> np.ndarray:
         )
     missing = np.asarray(pd.isna(labels), dtype=bool)
     if missing.any():
+        pos = int(np.argmax(missing))
+        at = where(pos) if where is not None else f"label {pos} (counting from 0)"
         raise ValueError(
-            f"task labels must not be missing; label {int(np.argmax(missing))} "
-            f"(counting from 0) is {_fmt(labels[int(np.argmax(missing))])}."
+            f"task labels must not be missing; {at} is {_fmt(labels[pos])}."
         )
     return labels
 
@@ -226,7 +297,7 @@ def _validated(
         )
     if len(y) == 0:
         raise ValueError("no tasks: successes and trials are empty.")
-    labels = _labels(tasks, len(y))
+    labels = _labels(tasks, len(y), where if label_rows and tasks is not None else None)
     where = _with_tasks(where, labels if (label_rows and tasks is not None) else None)
     y = _whole(y, yname, where)
     m = _whole(m, mname, where)
@@ -271,15 +342,15 @@ def _binary_column(col: pd.Series) -> tuple[np.ndarray, int | None]:
                     dtype=np.float64, na_value=np.nan
                 )
             )
-        else:  # strings or other objects: the first non-missing one is the culprit
+        else:  # strings or other objects: the first that is not 0/1 is the culprit
             missing = np.asarray(col.isna())
-            for pos in np.flatnonzero(~missing):
-                value = col.iloc[pos]
-                ok = isinstance(value, (bool, np.bool_)) or (
-                    isinstance(value, numbers.Real) and value in (0, 1)
-                )
-                if not ok:
-                    return np.full(len(col), np.nan), int(pos)
+            bad = [int(pos) for pos in np.flatnonzero(~missing)
+                   if not _binary_value(col.iloc[pos])]
+            # a column read from a text file holds strings when any value is not a
+            # number, so '0' and '1' there are not the culprit
+            culprits = [pos for pos in bad if not _binary_text(col.iloc[pos])] or bad
+            if culprits:
+                return np.full(len(col), np.nan), culprits[0]
             values = np.asarray(
                 pd.to_numeric(col.astype(object)).to_numpy(
                     dtype=np.float64, na_value=np.nan
@@ -287,6 +358,17 @@ def _binary_column(col: pd.Series) -> tuple[np.ndarray, int | None]:
             )
     bad = ~np.isnan(values) & (values != 0.0) & (values != 1.0)
     return values, (int(np.argmax(bad)) if bad.any() else None)
+
+
+def _binary_value(value: Any) -> bool:
+    return isinstance(value, (bool, np.bool_)) or (
+        isinstance(value, numbers.Real) and value in (0, 1)
+    )
+
+
+def _binary_text(value: Any) -> bool:
+    """Whether `value` is a string that reads as 0 or 1 (as CSV cells do)."""
+    return _numeric_text(value) and float(value) in (0.0, 1.0)
 
 
 def _binary_frame(frame: pd.DataFrame) -> tuple[np.ndarray, tuple[int, int] | None]:
@@ -835,7 +917,7 @@ def _matrix_counts(
     group: tuple | None = None,
 ) -> Counts:
     values, bad = _binary_frame(frame)
-    labels = _labels(tasks, frame.shape[0])
+    labels = _labels(tasks, frame.shape[0], where if label_rows else None)
     where = _with_tasks(where, labels if label_rows else None)
     if bad is not None:
         i, j = bad
@@ -903,10 +985,7 @@ def _read_file(path: Path) -> tuple[pd.DataFrame, str]:
         raise ValueError(f"'{path}' is a folder, and holds no harness logs passmix can tell "
                          "(inspect .eval/.json, EvalPlus eval_results.json, tau-bench "
                          "results, lm-eval samples_*.jsonl); pass a file.")
-    suffixes = [s.lower() for s in path.suffixes]
-    if len(suffixes) >= 2 and suffixes[-1] in _COMPRESSIONS:
-        suffixes = suffixes[:-1]
-    ext = suffixes[-1] if suffixes else ""
+    ext = _extension(path)
     if ext not in _SUPPORTED:
         raise ValueError(
             f"unknown file extension {ext or path.name!r} of '{path}'; supported: "
@@ -1151,10 +1230,13 @@ def _load(source, layout, group_by, task, successes, trials, outcome, log_format
         raise ValueError(
             f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}."
         )
+    path = None
     if isinstance(source, pd.DataFrame):
         df, style, name = source, "frame", None
     elif isinstance(source, (str, os.PathLike)):
         path = Path(source)
+        if not path.exists():  # before the log options, which would be blamed instead
+            raise FileNotFoundError(f"no such file: '{path}'.")
         df = _read_log(path, log_format, log_options, group_by)
         if df is not None:
             spec = detect_layout(df, layout="long", group_by=group_by, task="task",
@@ -1168,7 +1250,7 @@ def _load(source, layout, group_by, task, successes, trials, outcome, log_format
         )
     spec = detect_layout(df, layout=layout.lower(), group_by=group_by, task=task,
                          successes=successes, trials=trials, outcome=outcome, name=name)
-    return df, spec, _frame_where(df.index, name, style)
+    return df, spec, _frame_where(df.index, name, style, path)
 
 
 def _read_log(path: Path, log_format: str | None, log_options: Mapping[str, Any] | None,

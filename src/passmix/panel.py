@@ -9,6 +9,7 @@ systems need not share every task. It is the input of the pooled model
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
@@ -57,10 +58,10 @@ class Panel:
             raise ValueError(f"{len(systems)} system and {len(tasks)} task labels for a "
                              f"{y.shape[0]} x {y.shape[1]} panel.")
         for name, labels in (("system", systems), ("task", tasks)):
-            if len(set(labels)) != len(labels):
-                raise ValueError(f"{name} labels must be distinct.")
-        # each row through Counts: one validator for counts (whole, 0 <= y <= m, finite)
-        rows = [Counts(y[i], m[i], tasks) for i in range(y.shape[0])]
+            _check_distinct(labels, name)
+        # each row through Counts: one validator for counts (whole, 0 <= y <= m, finite);
+        # labels as an object array, which keeps tuples whole and mixed types as they are
+        rows = [Counts(y[i], m[i], _object_array(tasks)) for i in range(y.shape[0])]
         self._y = np.stack([c.successes for c in rows])
         self._m = np.stack([c.trials for c in rows])
         for arr in (self._y, self._m):
@@ -128,7 +129,9 @@ class Panel:
         groups : mapping of system label to Counts
             For example ``passmix.read_counts(path, group_by="model")``.
         unpack : bool, default True
-            A key that is a 1-tuple becomes its element as the system label.
+            When every key is a 1-tuple (as :func:`passmix.read_counts` with
+            one group column gives), each key's element is its system label;
+            otherwise the keys are the labels as they are.
 
         Examples
         --------
@@ -142,8 +145,9 @@ class Panel:
         """
         if not isinstance(groups, Mapping) or not groups:
             raise ValueError("groups must be a non-empty mapping of system label to Counts.")
-        systems = [k[0] if unpack and isinstance(k, tuple) and len(k) == 1 else k
-                   for k in groups]
+        # unpacking only some keys could make distinct labels equal: 0 and (0,)
+        ones = unpack and all(isinstance(k, tuple) and len(k) == 1 for k in groups)
+        systems = [k[0] for k in groups] if ones else list(groups)
         counts = [as_counts(c) for c in groups.values()]
         tasks: dict[Any, int] = {}
         for c in counts:
@@ -173,14 +177,52 @@ def _range(values: np.ndarray) -> str:
 
 
 def as_panel(data: Any, system: Hashable | None = None, **kwargs: Any) -> Panel:
-    """A :class:`Panel` from a Panel, a mapping of Counts, or a table/file with `system`."""
+    """A :class:`Panel` from a Panel, a mapping of Counts, or a table/file with `system`.
+
+    Raises
+    ------
+    TypeError
+        For any other input (a list, an array, ...), naming what is accepted.
+    ValueError
+        For a table or file without `system`.
+
+    Examples
+    --------
+    >>> from passmix.panel import as_panel
+    >>> as_panel([1, 2, 3])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    TypeError: the data must be a passmix.Panel, a mapping of system label to Counts, ... got list.
+    """
     if isinstance(data, Panel):
         return data
     if isinstance(data, Mapping):
         return Panel.from_counts(data)
+    if not isinstance(data, (pd.DataFrame, str, os.PathLike)):
+        raise TypeError("the data must be a passmix.Panel, a mapping of system label to "
+                        "Counts, a pandas DataFrame or a path to a file (with system=), got "
+                        f"{type(data).__name__}.")
     if system is None:
         raise ValueError("name the system column (system=...) to read a table or file.")
     return Panel.read(data, system, **kwargs)
+
+
+def _check_distinct(labels: list, name: str) -> None:
+    """Refuse unhashable or repeated labels, naming them.
+
+    Labels are told apart as dict keys are: 1, 1.0 and True are one label.
+    """
+    seen: dict = {}
+    for pos, label in enumerate(labels):
+        try:
+            first = seen.setdefault(label, pos)
+        except TypeError:
+            raise TypeError(f"{name} labels must be hashable; label {pos} is {label!r}, a "
+                            f"{type(label).__name__}.") from None
+        if first != pos:
+            same = "appears twice" if repr(labels[first]) == repr(label) else \
+                f"equals {labels[first]!r} (label {first}) as a dict key"
+            raise ValueError(f"{name} labels must be distinct; {label!r} (label {pos}) {same}.")
 
 
 def _object_array(labels: list) -> np.ndarray:

@@ -45,8 +45,11 @@ def detect_log_format(source: Any) -> str | None:
     ``.eval`` files and folders holding them are inspect logs; a
     ``samples_*.jsonl`` (or JSON lines with ``doc_id`` and ``resps``) is
     lm-eval's; a ``.json`` is inspect's (``eval.model``), EvalPlus's
-    (``date``, ``hash``, ``eval``) or tau's (a list of ``task_id``,
-    ``reward``, ``trial``; or ``info`` and ``simulations``), by its content.
+    (``date``, ``hash``, ``eval``; or named ``*eval_results.json``) or tau's
+    (a list of entries with ``task_id``, ``trial`` and ``reward`` or
+    ``traj``; or ``info`` and ``simulations``), by its content. A file
+    that looks like a log is the log's reader's to read, so that an entry
+    it cannot read is an error naming it, never a table read otherwise.
     """
     if isinstance(source, pd.DataFrame):
         return None
@@ -81,6 +84,8 @@ def detect_log_format(source: Any) -> str | None:
         return "evalplus"
     if is_tau(doc):
         return "tau"
+    if path.name.endswith("eval_results.json"):  # EvalPlus's name: its reader says what is amiss
+        return "evalplus"
     return None
 
 
@@ -101,6 +106,13 @@ def read_log(source: Any, log_format: str = "auto", **options: Any) -> pd.DataFr
     pandas.DataFrame
         Group columns, task, attempt, outcome.
 
+    Raises
+    ------
+    FileNotFoundError
+        If `source` does not exist.
+    LogFormatError
+        If the format cannot be told, or the log cannot be read as one.
+
     Examples
     --------
     >>> import json, tempfile, pathlib
@@ -113,6 +125,8 @@ def read_log(source: Any, log_format: str = "auto", **options: Any) -> pd.DataFr
     >>> table.attrs["format"], table["outcome"].sum(), table["model"].iloc[0]
     ('tau', np.int64(2), 'gpt-4o')
     """
+    if not isinstance(source, pd.DataFrame) and not Path(source).exists():
+        raise FileNotFoundError(f"no such file: '{source}'.")
     fmt = detect_log_format(source) if log_format == "auto" else log_format
     if fmt is None:
         raise LogFormatError(f"'{source}' is not a log passmix can tell (inspect .eval/.json, "

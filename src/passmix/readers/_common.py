@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -11,7 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["ATTEMPT_COLUMNS", "LogFormatError", "attempt_table", "load_json", "to_outcome"]
+__all__ = ["ATTEMPT_COLUMNS", "LogFormatError", "attempt_table", "check_threshold", "load_json",
+           "to_outcome"]
 
 #: The columns after the group columns of every reader's table.
 ATTEMPT_COLUMNS = ("task", "attempt", "outcome")
@@ -19,6 +21,33 @@ ATTEMPT_COLUMNS = ("task", "attempt", "outcome")
 
 class LogFormatError(ValueError):
     """A file that is not (or not a readable) log of the format asked for."""
+
+
+def check_threshold(threshold: Any, *, optional: bool = True) -> float | None:
+    """Validate a reader's `threshold`: a finite number (or None where `optional`).
+
+    A NaN threshold would make every ``score >= threshold`` false, and an
+    infinite one every score a failure (or a success): every attempt would
+    be scored the same, whatever the log says.
+
+    Examples
+    --------
+    >>> from passmix.readers._common import check_threshold
+    >>> check_threshold(1), check_threshold(None)
+    (1.0, None)
+    >>> check_threshold(float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: threshold must be a finite number, got nan.
+    """
+    if threshold is None and optional:
+        return None
+    if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
+        raise TypeError(f"threshold must be a finite number, got {threshold!r}.")
+    value = float(threshold)
+    if not math.isfinite(value):
+        raise ValueError(f"threshold must be a finite number, got {threshold!r}.")
+    return value
 
 
 def load_json(path: Path) -> Any:

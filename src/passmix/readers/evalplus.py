@@ -125,6 +125,6 @@ def _statuses(entries, status: str, file: Path, task_id) -> list[bool]:
 
 
 def _check(value, where: str) -> str:
-    if value not in _STATUSES:
+    if not isinstance(value, str) or value not in _STATUSES:  # a list would not hash
         raise LogFormatError(f"{where}: unknown status {value!r}.")
     return value

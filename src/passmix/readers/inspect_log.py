@@ -16,13 +16,16 @@ Fields relied on: ``eval.model``, ``eval.task``; per sample ``id``,
 from __future__ import annotations
 
 import json
+import math
 import struct
 import zipfile
+import zlib
 from pathlib import Path
 
 import pandas as pd
 
-from ._common import LogFormatError, attempt_table, files_in, load_json, to_outcome
+from ._common import (LogFormatError, attempt_table, check_threshold, files_in, load_json,
+                      to_outcome)
 
 __all__ = ["GROUP_COLUMNS", "read_inspect"]
 
@@ -52,10 +55,14 @@ def _zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     name_len, extra_len = struct.unpack("<HH", header[26:30])
     fp.seek(info.header_offset + 30 + name_len + extra_len)
     raw = fp.read(info.compress_size)
-    return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+    try:
+        return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+    except zstandard.ZstdError as err:
+        raise LogFormatError(f"'{zf.filename}': cannot inflate {info.filename} ({err}).") \
+            from None
 
 
-def _eval_zip(path: Path) -> tuple[dict, list[dict]]:
+def _eval_zip(path: Path) -> tuple[dict, list]:
     try:
         zf = zipfile.ZipFile(path)
     except zipfile.BadZipFile:
@@ -67,18 +74,67 @@ def _eval_zip(path: Path) -> tuple[dict, list[dict]]:
         if head_name not in names:
             raise LogFormatError(f"'{path}' is a zip file but not an inspect .eval log "
                                  "(no header.json or _journal/start.json).")
-        header = json.loads(_zip_member(zf, names[head_name]))
-        samples = [json.loads(_zip_member(zf, info)) for name, info in names.items()
+        header = _member_json(zf, names[head_name], path)
+        samples = [_member_json(zf, info, path) for name, info in names.items()
                    if name.startswith("samples/") and name.endswith(".json")]
+    return _checked_header(header, path, head_name), samples
+
+
+def _member_json(zf: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path):
+    """A zip member parsed as JSON; a damaged member is an error naming it."""
+    try:
+        return json.loads(_zip_member(zf, info))
+    except LogFormatError:
+        raise
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, zlib.error) as err:
+        # JSON and UTF-8 errors are ValueErrors; a bad CRC, a BadZipFile; zstandard's, too
+        detail = " ".join(str(err).split())[:200] or type(err).__name__
+        raise LogFormatError(f"'{path}': cannot read {info.filename} ({detail}).") from None
+
+
+def _checked_header(header, path: Path, where: str = "the log") -> dict:
+    """The log's header, checked for what the reader uses: eval.model and eval.task."""
+    ev = header.get("eval") if isinstance(header, dict) else None
+    if not (isinstance(ev, dict) and "model" in ev and "task" in ev):
+        raise LogFormatError(f"'{path}' is not an inspect log (no eval.model and eval.task in "
+                             f"{where}).")
+    for key in ("model", "task"):
+        if not isinstance(ev[key], str):
+            raise LogFormatError(f"'{path}': eval.{key} {ev[key]!r} is not a string.")
+    return header
+
+
+def _json_log(path: Path) -> tuple[dict, list]:
+    doc = load_json(path)
+    header = _checked_header(doc, path)
+    samples = doc.get("samples")
+    if samples is None:  # a log written without samples (or still running)
+        return header, []
+    if not isinstance(samples, list):
+        raise LogFormatError(f"'{path}': samples is a {type(samples).__name__}, not a list "
+                             "of samples.")
     return header, samples
 
 
-def _json_log(path: Path) -> tuple[dict, list[dict]]:
-    doc = load_json(path)
-    if not (isinstance(doc, dict) and isinstance(doc.get("eval"), dict)
-            and "model" in doc["eval"] and "task" in doc["eval"]):
-        raise LogFormatError(f"'{path}' is not an inspect log (no eval.model and eval.task).")
-    return doc, list(doc.get("samples") or [])
+def _checked_sample(sample, file: Path, pos: int) -> dict:
+    """A sample with the fields the reader uses, or an error naming it and the bad field."""
+    if not isinstance(sample, dict):
+        raise LogFormatError(f"'{file.name}', sample {pos}: {repr(sample)[:60]} is not a "
+                             "sample (a dict with id, epoch, scores).")
+    where = f"'{file.name}', sample {sample.get('id')!r} epoch {sample.get('epoch')!r}"
+    sid = sample.get("id")
+    if isinstance(sid, bool) or not isinstance(sid, (str, int)):
+        raise LogFormatError(f"'{file.name}', sample {pos}: id {sid!r} is not a string or an "
+                             "integer.")
+    epoch = sample.get("epoch")
+    if isinstance(epoch, bool) or not isinstance(epoch, (int, float)) \
+            or not math.isfinite(epoch) or not float(epoch).is_integer():
+        raise LogFormatError(f"{where}: epoch {epoch!r} is not a whole number.")
+    scores = sample.get("scores")
+    if scores is not None and not isinstance(scores, dict):
+        raise LogFormatError(f"{where}: scores is a {type(scores).__name__}, not a mapping of "
+                             "scorer name to score.")
+    return sample
 
 
 def _with_inspect(path: Path) -> tuple[dict, list[dict]] | None:
@@ -124,9 +180,9 @@ def read_inspect(source: str | Path, *, scorer: str | None = None,
     scorer : str, optional
         Which scorer's value is the outcome; needed when a log has several.
     threshold : float, optional
-        Numeric and partial scores count as successes when ``>= threshold``;
-        without it, any score other than C / I / 0 / 1 (and yes / no, true /
-        false) is an error.
+        Numeric and partial scores count as successes when ``>= threshold``
+        (a finite number); without it, any score other than C / I / 0 / 1
+        (and yes / no, true / false) is an error.
     errors : {"raise", "fail"}, default "raise"
         A sample that errored or has no score for the scorer: an error
         naming it, or counted as a failure (and said in ``attrs["notes"]``).
@@ -141,6 +197,14 @@ def read_inspect(source: str | Path, *, scorer: str | None = None,
         Columns model, eval_task, task (the sample id), attempt (the
         epoch), outcome (0/1); ``attrs["summary"]`` says how many attempts
         were read.
+
+    Raises
+    ------
+    LogFormatError
+        For a file that is not an inspect log, or one whose structure is
+        not an inspect log's (``samples`` not a list, a sample without an
+        id or a whole epoch, ``scores`` not a mapping), naming the file (and
+        the sample), whichever the engine.
 
     Examples
     --------
@@ -162,6 +226,7 @@ def read_inspect(source: str | Path, *, scorer: str | None = None,
         raise ValueError(f"errors must be 'raise' or 'fail', got {errors!r}.")
     if engine not in ("auto", "inspect", "direct"):
         raise ValueError(f"engine must be 'auto', 'inspect' or 'direct', got {engine!r}.")
+    threshold = check_threshold(threshold)
     path = Path(source)
     files = files_in(path, ("*.eval", "*.json"))
     rows: list[tuple] = []
@@ -176,6 +241,7 @@ def read_inspect(source: str | Path, *, scorer: str | None = None,
         if read is None:
             read = _eval_zip(file) if file.suffix.lower() == ".eval" else _json_log(file)
         header, samples = read
+        samples = [_checked_sample(s, file, i) for i, s in enumerate(samples)]
         model, task = header["eval"]["model"], header["eval"]["task"]
         names = sorted({n for s in samples for n in (s.get("scores") or {})})
         if scorer is None and len(names) > 1:
