@@ -21,8 +21,9 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
 
-__all__ = ["BOUND_TOL", "Optimum", "at_bound", "gradient_hessian", "is_stationary", "maximize",
-           "newton_polish", "observed_covariance", "select_by_bic"]
+__all__ = ["BOUND_TOL", "Optimum", "at_bound", "covariance_from_information", "damped_newton",
+           "gradient_hessian", "is_stationary", "maximize", "newton_polish",
+           "observed_covariance", "select_by_bic"]
 
 #: A coordinate within this (relative to 1 + |bound|) of its bound is on it.
 BOUND_TOL = 1e-6
@@ -98,12 +99,22 @@ def _newton_step(objective, z, box):
     info = -objective.hessian(z)[np.ix_(free, free)]
     values, vectors = np.linalg.eigh(info)
     proj = vectors.T @ g
-    curved = values > 1e-10 * max(values.max(initial=0.0), 1e-300)
+    curved = _curved(values)
+    step = vectors[:, curved] @ (proj[curved] / values[curved])
+    return step, free, _stationary(values, proj, logp), logp
+
+
+def _curved(values: np.ndarray) -> np.ndarray:
+    """The information's eigen-directions of positive curvature."""
+    return values > 1e-10 * max(values.max(initial=0.0), 1e-300)
+
+
+def _stationary(values: np.ndarray, proj: np.ndarray, logp: float) -> bool:
+    """Newton decrement below 1e-6 over the curved directions, no slope along the flat."""
+    curved = _curved(values)
     decrement = 0.5 * float(np.sum(proj[curved] ** 2 / values[curved]))
     flat_slope = float(np.max(np.abs(proj[~curved]), initial=0.0))
-    stationary = decrement < _DECREMENT_TOL and flat_slope < 1e-6 * np.sqrt(1.0 + abs(logp))
-    step = vectors[:, curved] @ (proj[curved] / values[curved])
-    return step, free, stationary, logp
+    return decrement < _DECREMENT_TOL and flat_slope < 1e-6 * np.sqrt(1.0 + abs(logp))
 
 
 def is_stationary(objective, z, box) -> bool:
@@ -111,7 +122,8 @@ def is_stationary(objective, z, box) -> bool:
     return _newton_step(objective, np.asarray(z, dtype=float), box)[2]
 
 
-def newton_polish(objective, z, box) -> tuple[np.ndarray, bool]:
+def newton_polish(objective, z, box, steps: int = _NEWTON_STEPS, halvings: int = 5
+                  ) -> tuple[np.ndarray, bool]:
     """Newton steps on the coordinates the bounds do not hold; converged or not.
 
     Convergence is judged by the Newton decrement over the free coordinates
@@ -119,11 +131,11 @@ def newton_polish(objective, z, box) -> tuple[np.ndarray, bool]:
     L-BFGS-B often stops just short of stationarity on a plateau toward a
     bound, or reports "ABNORMAL" at a true optimum.
     """
-    for _ in range(_NEWTON_STEPS):
+    for _ in range(steps):
         step, free, stationary, logp = _newton_step(objective, z, box)
         if stationary:
             return z, True
-        for t in (1.0, 0.5, 0.25, 0.125, 0.0625):
+        for t in 0.5 ** np.arange(halvings):
             trial = z.copy()
             trial[free] = np.clip(z[free] + t * step, box[free, 0], box[free, 1])
             new_logp = objective.logp_dlogp(trial)[0]
@@ -135,14 +147,74 @@ def newton_polish(objective, z, box) -> tuple[np.ndarray, bool]:
     return z, is_stationary(objective, z, box)
 
 
+def damped_newton(objective, z, box, steps: int = 40) -> tuple[np.ndarray, bool]:
+    """Levenberg-Marquardt steps on the coordinates the bounds do not hold.
+
+    The step solves ``(H + lambda I) s = g`` on the free coordinates, with
+    ``lambda`` above the Hessian's most negative eigenvalue and adapted to
+    success: a gradient step far from the optimum, where the likelihood is
+    not concave, and a Newton step near it, with no line search that a
+    single flat direction can stall. Converged as in :func:`newton_polish`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.inference import damped_newton
+    >>> class Quartic:  # log-likelihood -(z - 1)^4 - z^2, not quadratic
+    ...     def logp_dlogp(self, z):
+    ...         return float(-((z - 1) ** 4).sum() - (z ** 2).sum()), -4 * (z - 1) ** 3 - 2 * z
+    ...     def hessian(self, z):
+    ...         return np.diag(-12 * (z - 1) ** 2 - 2)
+    >>> z, ok = damped_newton(Quartic(), np.array([3.0]), np.array([[-5.0, 5.0]]))
+    >>> round(float(z[0]), 3), ok
+    (0.41, True)
+    """
+    z = np.asarray(z, dtype=float).copy()
+    damping = 1e-3
+    for _ in range(steps):
+        logp, grad = objective.logp_dlogp(z)
+        at = at_bound(z, box)
+        free = ~((at[:, 0] & (grad <= 0)) | (at[:, 1] & (grad >= 0)))
+        if not free.any():
+            return z, True
+        values, vectors = np.linalg.eigh(-objective.hessian(z)[np.ix_(free, free)])
+        proj = vectors.T @ grad[free]
+        if _stationary(values, proj, logp):
+            return z, True
+        scale = max(float(np.max(np.abs(values), initial=0.0)), 1e-12)
+        shift = max(0.0, -float(values.min(initial=0.0)))
+        for _ in range(12):
+            lam = shift + damping * scale
+            trial = z.copy()
+            trial[free] = np.clip(z[free] + vectors @ (proj / (values + lam)),
+                                  box[free, 0], box[free, 1])
+            new_logp = objective.logp_dlogp(trial)[0]
+            if np.isfinite(new_logp) and new_logp > logp:
+                z = trial
+                damping = max(damping / 4.0, 1e-12)
+                break
+            damping *= 8.0
+        else:
+            return z, False
+    return z, is_stationary(objective, z, box)
+
+
 def maximize(objective, starts: Sequence[np.ndarray], box: np.ndarray, *,
-             newton: bool = True) -> Optimum:
+             newton: bool = True, newton_steps: int = _NEWTON_STEPS,
+             screen: dict | None = None, polish: bool = True, damped: bool = False
+             ) -> Optimum:
     """Maximise the objective's log-likelihood from every start, within `box`.
 
+    Each start runs L-BFGS-B with the `screen` options (default a loose
+    tolerance), the best is polished by L-BFGS-B to a tight one (unless
+    ``polish=False``) and finished by up to `newton_steps` Newton steps.
     With ``newton=False`` the best optimum is not finished by Newton steps
-    (each costs a Hessian, i.e. two gradients per coordinate: too dear for
-    models with hundreds of coordinates) and convergence is L-BFGS-B's own
-    verdict.
+    (each needs the Hessian; by differences that is two gradients per
+    coordinate, too dear for hundreds of coordinates unless the model has it
+    analytically) and convergence is L-BFGS-B's own verdict. With
+    ``damped=True`` the best start is finished by :func:`damped_newton`
+    instead of L-BFGS-B's polish and Newton steps (for a model whose
+    Hessian is cheap: L-BFGS-B's polish crawls over hundreds of coordinates).
 
     Examples
     --------
@@ -167,22 +239,38 @@ def maximize(objective, starts: Sequence[np.ndarray], box: np.ndarray, *,
     local = []
     for z0 in starts:
         res = minimize(objective.negative, z0, jac=True, method="L-BFGS-B", bounds=box,
-                       options=_SCREEN)
+                       options=_SCREEN if screen is None else screen)
         if np.isfinite(res.fun):
             local.append((res.x.copy(), -float(res.fun)))
             if best is None or res.fun < best.fun:
                 best = res
     if best is None:
         raise RuntimeError("every optimisation gave a non-finite likelihood.")
-    polished = minimize(objective.negative, best.x, jac=True, method="L-BFGS-B", bounds=box,
-                        options=_POLISH)
-    if np.isfinite(polished.fun) and polished.fun <= best.fun:
-        best = polished
+    if damped:
+        z, converged = damped_newton(objective, best.x.copy(), box, newton_steps)
+        return Optimum(params=z, loglik=objective.logp_dlogp(z)[0], converged=converged,
+                       message=str(best.message), n_iter=int(best.nit),
+                       on_bound=at_bound(z, box).any(axis=1), n_starts=len(starts),
+                       local_optima=tuple(local))
+    if polish:
+        polished = minimize(objective.negative, best.x, jac=True, method="L-BFGS-B",
+                            bounds=box, options=_POLISH)
+        if np.isfinite(polished.fun) and polished.fun <= best.fun:
+            best = polished
     # L-BFGS-B often ends with "ABNORMAL" or a relative-reduction stop at a true
     # optimum, and on a plateau toward a bound it can stop just short of
     # stationarity in the other coordinates: finish with Newton steps.
     if newton:
-        z, converged = newton_polish(objective, best.x.copy(), box)
+        z, converged = newton_polish(objective, best.x.copy(), box, newton_steps,
+                                     halvings=5 if polish else 12)
+        if not converged and not polish:
+            # Newton steps from a loosely screened point could not finish: L-BFGS-B's
+            # polish first, then Newton again
+            polished = minimize(objective.negative, z, jac=True, method="L-BFGS-B",
+                                bounds=box, options=_POLISH)
+            if np.isfinite(polished.fun) and -polished.fun >= objective.logp_dlogp(z)[0]:
+                z = polished.x.copy()
+            z, converged = newton_polish(objective, z, box, newton_steps, halvings=12)
     else:
         z, converged = best.x.copy(), bool(best.success)
     return Optimum(params=z, loglik=objective.logp_dlogp(z)[0], converged=converged,
@@ -236,7 +324,20 @@ def observed_covariance(objective, params, null=None) -> np.ndarray:
     >>> np.round(cov, 6).tolist()
     [[0.25, -0.25], [-0.25, 0.25]]
     """
-    info = -objective.hessian(params)
+    return covariance_from_information(-objective.hessian(params), null)
+
+
+def covariance_from_information(info, null=None) -> np.ndarray:
+    """The inverse of an observed information matrix, as :func:`observed_covariance`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.inference import covariance_from_information
+    >>> covariance_from_information(np.array([[4.0]])).tolist()
+    [[0.25]]
+    """
+    info = np.asarray(info, dtype=float)
     if null is not None and len(null):
         q, _ = np.linalg.qr(np.asarray(null, dtype=float).T)
         # an orthonormal basis of the complement of the null directions
