@@ -454,6 +454,43 @@ class TestMetrics:
         assert np.all(auc <= p_at + 1e-12)
 
 
+class TestAnalyticInformation:
+    """The analytic score and observed information against the compiled gradient,
+    itself differenced (Richardson's extrapolation of two central differences)."""
+
+    @pytest.mark.parametrize("kwargs", [
+        dict(concentration="system"), dict(concentration="shared"),
+        dict(concentration="system", slope=True), dict(concentration="system", family="grid"),
+        dict(concentration="system", max_components=2)])
+    def test_against_the_compiled_gradient(self, kwargs):
+        rng = np.random.default_rng(1)
+        d = rng.normal(1.0, 1.5, 30)
+        m = np.where(rng.random((N_SYS, 30)) < 0.1, 0, 6)  # some cells not run
+        y, _, _ = simulate(rng, [-0.5, 0.2, 0.7], [20.0] * N_SYS, d, m)
+        fit = fit_pooled(Panel(y, m), seed=0, **kwargs)
+        obj = get_pooled_objective(fit._layout, fit.family, fit.grid, fit.n_components,
+                                   fit.slope, fit.concentration == "shared")
+        box = passmix.pooled._box(obj.blocks)
+        free = ~passmix.inference.at_bound(fit.params, box).any(axis=1)
+        z = fit.params + 0.05 * rng.standard_normal(fit.params.size) * free  # off the optimum
+        with obj.lock:
+            obj.set_data(fit._layout, fit.grid, fit.n_components)
+            grad = obj.logp_dlogp(z)[1]
+            reference = np.empty((z.size, z.size))
+            for c in range(z.size):
+                def central(h, c=c):
+                    e = np.zeros(z.size)
+                    e[c] = h
+                    return (obj.logp_dlogp(z + e)[1] - obj.logp_dlogp(z - e)[1]) / (2 * h)
+                reference[:, c] = (4 * central(1e-4) - central(2e-4)) / 3
+        derivatives = passmix.pooled._pooled_derivatives(fit._layout, fit.grid, fit.family,
+                                                         obj.blocks, z)
+        assert_allclose(derivatives.score(), grad, rtol=1e-6, atol=1e-6 * np.abs(grad).max())
+        info = derivatives.information()
+        scale = np.abs(reference[np.ix_(free, free)]).max()
+        assert np.abs((info + reference)[np.ix_(free, free)]).max() < 1e-4 * scale
+
+
 class TestIdentifiedCovariance:
     """The abilities' common shift is not identified; the covariance leaves it out."""
 

@@ -278,6 +278,24 @@ def test_pirt_stationary_point_of_its_penalised_likelihood():
     assert np.max(np.abs(grad)) < 1e-4
 
 
+def test_pirt_that_did_not_converge_warns(monkeypatch):
+    import scipy.optimize
+
+    import passmix.sensitivity.pirt as pirt
+
+    real = scipy.optimize.minimize
+
+    def one_step(*args, **kwargs):  # as if L-BFGS-B had stopped after one iteration
+        kwargs["options"] = {**kwargs.get("options", {}), "maxiter": 1}
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pirt, "minimize", one_step)
+    sim = simulate_matrix(15, 12, seed=5)
+    with pytest.warns(passmix.FitWarning, match="pIRT fit did not converge"):
+        res = fit_pirt(sample_cells(sim.data, 100, seed=0), reg=10.0)
+    assert not res.converged
+
+
 def test_pirt_needs_questions():
     with pytest.raises(ValueError, match="question identity"):
         fit_pirt(Configurations.from_counts([1, 2], [3, 3]))

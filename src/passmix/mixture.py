@@ -227,16 +227,26 @@ class MixtureFit:
         >>> bool(np.all(res.lower <= res.estimate)), res.summary().columns.tolist()
         (True, ['metric', 'k', 'estimate', 'lower', 'upper'])
         """
-        objective = get_objective(self.n_components)
-        y, m, weight = self.counts.pairs()
-        with objective.lock, threadpool_limits(1, user_api="blas"):
-            objective.set_data(y, m, weight)
-            logit, value, batch = _metric_of_coordinates(check_metric(metric),
-                                                         self.n_components)
-            return profile_interval(objective, self.params, self.loglik, self.covariance,
-                                    bounds(self.n_components), logit, value, metric, k,
-                                    level=level, region=self._region(objective, level),
-                                    metric_logit_batch=batch)
+        metric = check_metric(metric)
+        k_arr, _ = check_k(k)
+        # an interval is a function of the fit, the metric, the horizons and the level
+        # alone (nothing carries over between searches), so it is kept
+        key = ("profile", metric, k_arr.tobytes(), check_level(level))
+        if key not in self._cache:
+            objective = get_objective(self.n_components)
+            y, m, weight = self.counts.pairs()
+            with objective.lock, threadpool_limits(1, user_api="blas"):
+                objective.set_data(y, m, weight)
+                logit, value, batch = _metric_of_coordinates(metric, self.n_components)
+                res = profile_interval(objective, self.params, self.loglik, self.covariance,
+                                       bounds(self.n_components), logit, value, metric,
+                                       k_arr, level=level,
+                                       region=self._region(objective, level),
+                                       metric_logit_batch=batch)
+            for arr in (res.k, res.estimate, res.lower, res.upper, res.converged):
+                arr.flags.writeable = False
+            self._cache[key] = res
+        return self._cache[key]
 
     def _region(self, objective, level: float) -> LikelihoodRegion:
         """The likelihood region at `level`, built once and shared by every metric and k.
@@ -265,6 +275,11 @@ class MixtureFit:
                 neighbours=_Neighbours(h, self.counts) if h > 1 else None,
                 logistic=np.ones(n_free_parameters(h), dtype=bool),
                 moves=(lambda z, h=h: _component_moves(z, h)) if h > 1 else None)
+            if h == 1:
+                # two coordinates: the region is one piece around the estimate,
+                # curved at most; fewer starts find its ends (checked on a grid)
+                region = self._cache[key]
+                region.n_starts, region.n_far, region.n_polish = 2, 2, 1
         region = self._cache[key]
         region.objective = objective
         return region

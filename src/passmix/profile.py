@@ -367,19 +367,21 @@ class LikelihoodRegion:
     (-1.4142, 1.4142)
     """
 
-    #: SLSQP runs per end, from the best distinct candidates; with more pieces of the
-    #: region (anchors, probes, earlier ends), the best of each, up to max_starts
-    n_starts, max_starts = 4, 8
-    #: screened ends polished to full precision, the most extreme first
-    n_polish = 2
+    #: SLSQP runs per end: from the best of each piece of the region (anchors, probes,
+    #: earlier ends) and the n_starts best overall, at most max_starts; then from the
+    #: n_far candidates farthest from those
+    n_starts, max_starts, n_far = 4, 8, 4
+    #: screened ends polished to full precision, the most extreme distinct ones
+    n_polish = 3
     #: at most this many anchors, the ones of highest likelihood first
     max_anchors = 6
     #: at most this many principal axes per anchor (models with many coordinates)
     max_axes = 16
     #: rounds of continuing from an end's neighbours, and searches per round
     max_hops, hop_starts = 3, 3
-    #: SLSQP runs from the end of the last, while they gain
-    max_restarts = 4
+    #: SLSQP runs from the end of the last, while each gains more than restart_gain
+    #: (relative to 1 + |logit|)
+    max_restarts, restart_gain = 4, 1e-8
 
     def __init__(self, objective, params, threshold: float, covariance, box, anchors=(),
                  probes=(), neighbours: Callable | None = None, logistic=None,
@@ -563,12 +565,23 @@ class LikelihoodRegion:
         # says little about how far its piece reaches), then the best overall
         firsts = [i for n, i in enumerate(order) if groups[i] not in groups[order[:n]]]
         chosen: list[int] = []
-        cap = max(self.n_starts, min(len(firsts), self.max_starts))
-        for i in [*firsts, *order]:
-            if len(chosen) >= cap or not np.isfinite(scores[i]):
+        for i in [*firsts, *order[:self.n_starts]]:
+            if len(chosen) >= self.max_starts or not np.isfinite(scores[i]):
                 continue
             if self._distinct(candidates[i], [candidates[c] for c in chosen], apart=0.5):
                 chosen.append(i)
+        # then the candidates farthest from every start so far (whitened): the value at
+        # a start says little about how far a search from it goes, its place does
+        finite = np.flatnonzero(np.isfinite(scores))
+        if chosen and finite.size:
+            spread_x = np.array([candidates[i] for i in finite]) / self._scale
+            gap = np.min(np.linalg.norm(spread_x[:, None, :] - (np.array(
+                [candidates[c] for c in chosen]) / self._scale)[None], axis=2), axis=1)
+            target = len(chosen) + self.n_far
+            while len(chosen) < target and gap.max() > 0.5:
+                pick = int(np.argmax(gap))
+                chosen.append(int(finite[pick]))
+                gap = np.minimum(gap, np.linalg.norm(spread_x - spread_x[pick], axis=1))
         chosen.sort(key=lambda i: scores[i])
         starts = [candidates[i] for i in chosen]
         best, best_u, ok = self.x_hat, sign * u_hat, False
@@ -583,7 +596,13 @@ class LikelihoodRegion:
             if x is not None:
                 screened.append((sign * value(x)[0], x))
         screened.sort(key=lambda p: p[0])
-        polish = [x for _, x in screened[:self.n_polish]] or [best]
+        # the most extreme screened ends that are apart (two short runs that stopped
+        # close together are on their way to one end)
+        polish: list[np.ndarray] = []
+        for _, x in screened:
+            if len(polish) < self.n_polish and self._distinct(x, polish, apart=0.5):
+                polish.append(x)
+        polish = polish or [best]
         if screened and screened[0][0] < best_u:
             best, best_u = screened[0][1], screened[0][0]
         for x in polish:
@@ -612,7 +631,7 @@ class LikelihoodRegion:
             # SLSQP may cross outside the region on its way and stop there: go on
             # from where it stopped while that is not far outside
             out = [p for p in last if self.logp(p)[0] >= self.threshold - 2.0 * _OUTSIDE]
-            if gain > 1e-8 * (1.0 + abs(best_u)):
+            if gain > self.restart_gain * (1.0 + abs(best_u)):
                 x = best
             elif out and self._distinct(out[-1], [x]) and self.logp(out[-1])[0] < self.threshold:
                 x = out[-1]
