@@ -14,7 +14,12 @@ with ``--baseline REV``, the command of an earlier commit (checked out with
 ``git worktree`` in a temporary folder), e.g. ``85385e1``, the state before
 issues 7 and 8. Runs alternate between variants so that machine load affects
 all alike; the table gives each median and its ratio to the baseline.
-``--cold`` also times one run of each with an empty compile cache.
+Also the pooled model on the same data (``--method pooled --k 1,100,1000``).
+``--cold`` also times one run of each with fresh caches (PyTensor's
+``base_compiledir``, ``NUMBA_CACHE_DIR`` and ``HOME`` in new temporary
+folders) and prints the ratios issue 22 asks about: cold over warm, pooled
+over mixture, and ``import passmix`` over ``import numpy, scipy, pandas``.
+``--numba`` adds the same commands with ``PASSMIX_BACKEND=numba``.
 ``--no-cxx`` adds a variant that compiles nothing (PyTensor's flag ``cxx=``:
 every operation runs in Python), the one way to skip the C compiler's cost
 with an empty cache.
@@ -32,14 +37,23 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+POOLED = ["--method", "pooled", "--k", "1,100,1000"]
+
+
+def fresh_caches() -> dict[str, str]:
+    """Environment of a process with empty PyTensor, numba and home caches."""
+    root = tempfile.mkdtemp(prefix="passmix-fresh-")
+    return {"PYTENSOR_FLAGS": f"base_compiledir={root}/pytensor",
+            "NUMBA_CACHE_DIR": f"{root}/numba", "HOME": f"{root}/home"}
 
 
 def run(src: Path, extra: list[str], flags: str = "", cold: bool = False,
         env_extra: dict[str, str] | None = None) -> float:
     env = dict(os.environ, PYTHONPATH=str(src), **(env_extra or {}))
     if cold:
-        flags = ",".join(f for f in (flags, f"compiledir={tempfile.mkdtemp(prefix='ptcold')}")
-                         if f)
+        fresh = fresh_caches()
+        flags = ",".join(f for f in (flags, fresh.pop("PYTENSOR_FLAGS")) if f)
+        env.update(fresh)
     if flags:
         env["PYTENSOR_FLAGS"] = flags
     cmd = [sys.executable, "-m", "passmix.cli", "estimate", "--example", "--quiet", *extra]
@@ -49,12 +63,23 @@ def run(src: Path, extra: list[str], flags: str = "", cold: bool = False,
     return time.perf_counter() - start
 
 
+def import_time(code: str, repeats: int = 7) -> float:
+    """Median wall time of `code` in a fresh interpreter, measured inside it."""
+    probe = f"import time; t = time.perf_counter(); {code}; print(time.perf_counter() - t)"
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    return statistics.median(
+        float(subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                             check=True, env=env).stdout) for _ in range(repeats))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--baseline", metavar="REV", default=None,
                         help="also time the command at this git revision")
-    parser.add_argument("--cold", action="store_true", help="also time an empty compile cache")
+    parser.add_argument("--cold", action="store_true", help="also time fresh caches")
+    parser.add_argument("--numba", action="store_true",
+                        help="also time PASSMIX_BACKEND=numba")
     parser.add_argument("--no-cxx", action="store_true",
                         help="also time this checkout with no C compilation (PYTENSOR_FLAGS=cxx=)")
     args = parser.parse_args()
@@ -65,7 +90,12 @@ def main() -> None:
         "this checkout, --jobs 1": (ROOT / "src", ["--jobs", "1"], "", {}),
         "this checkout, --jobs 1, no disk cache": (ROOT / "src", ["--jobs", "1"], "", no_cache),
         "this checkout, --interval delta": (ROOT / "src", ["--interval", "delta"], "", {}),
+        "this checkout, --method pooled": (ROOT / "src", POOLED, "", {}),
     }
+    if args.numba:
+        numba = {"PASSMIX_BACKEND": "numba"}
+        variants["numba backend"] = (ROOT / "src", [], "", numba)
+        variants["numba backend, --method pooled"] = (ROOT / "src", POOLED, "", numba)
     if args.no_cxx:
         variants["this checkout, cxx= (no C)"] = (ROOT / "src", [], "cxx=", {})
     worktree = None
@@ -104,6 +134,19 @@ def main() -> None:
             line += f" {cold[name]:>16.1f}"
         print(line)
     print(f"ratio: to the first row, measured in this run ({os.cpu_count()} CPUs)")
+    if cold:
+        plain = import_time("import numpy, scipy, pandas")
+        ours = import_time("import passmix")
+        mix, pooled = "this checkout (default)", "this checkout, --method pooled"
+        print()
+        print(f"{'issue 22 ratio':<62} {'value':>6} {'target':>7}")
+        for label, value, target in [
+                ("cold / warm, passmix estimate --example", cold[mix] / median[mix], 3.0),
+                ("cold / warm, --method pooled", cold[pooled] / median[pooled], 3.0),
+                ("pooled warm / mixture warm", median[pooled] / median[mix], 1.5),
+                (f"import passmix ({ours:.3f} s) / numpy+scipy+pandas ({plain:.3f} s)",
+                 ours / plain, 1.5)]:
+            print(f"{label:<62} {value:>6.2f} {'<= ' + str(target):>7}")
 
 
 if __name__ == "__main__":

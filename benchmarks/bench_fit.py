@@ -9,6 +9,14 @@ PyTensor compile cache warm and, with ``--cold``, empty; the same BIC fit
 with ``optimizer="find_MAP"`` (PyMC's own optimiser from every start); and, as
 a baseline measured in the same run, one call of ``pymc.find_MAP`` on the
 H = 1 model (it compiles its objective on every call).
+
+``--cold`` also prints, for each backend (``PASSMIX_BACKEND=c`` and
+``numba``), in fresh processes with fresh caches (PyTensor's
+``base_compiledir``, ``NUMBA_CACHE_DIR`` and ``HOME`` in new temporary
+folders): the mixture objective's build and compile, its first call (numba
+compiles there) and its steady call; the first pooled fit of the bundled
+example; each in an empty cache and again once the cache is filled (the
+third process: PyTensor's numba backend fills its cache over two).
 """
 
 from __future__ import annotations
@@ -35,6 +43,53 @@ passmix.fit(counts, seed=0)
 t2 = time.perf_counter()
 print(t1 - t0, t2 - t1)
 """
+
+
+BACKEND_PROBE = """
+import time, warnings
+warnings.filterwarnings("ignore")
+import numpy as np
+t0 = time.perf_counter()
+from passmix.model import get_objective
+obj = get_objective(4)
+t1 = time.perf_counter()
+rng = np.random.default_rng(0)
+m = np.full(40, 10); y = rng.binomial(10, rng.beta(1, 2, 40))
+obj.set_data(y, m, np.ones(40))
+z = np.zeros(11)
+obj.logp_dlogp(z)
+t2 = time.perf_counter()
+for _ in range(2000):
+    obj.logp_dlogp(z)
+t3 = time.perf_counter()
+import passmix
+from passmix.examples import example_path
+passmix.fit_pooled(example_path(), system="model", seed=0)
+t4 = time.perf_counter()
+print(t1 - t0, t2 - t1, (t3 - t2) / 2000 * 1e6, t4 - t3)
+"""
+
+
+def fresh_caches() -> dict[str, str]:
+    """Environment of a process with empty PyTensor, numba and home caches."""
+    root = tempfile.mkdtemp(prefix="passmix-fresh-")
+    return {"PYTENSOR_FLAGS": f"base_compiledir={root}/pytensor",
+            "NUMBA_CACHE_DIR": f"{root}/numba", "HOME": f"{root}/home"}
+
+
+def backend_rows() -> list[tuple[str, str]]:
+    """Compile, first and steady call of the mixture objective, and a pooled fit, per backend."""
+    rows = []
+    for backend in ("c", "numba"):
+        env = dict(os.environ, PASSMIX_BACKEND=backend, **fresh_caches())
+        for run in ("empty cache", "2nd process", "3rd process"):
+            out = subprocess.run([sys.executable, "-c", BACKEND_PROBE], env=env,
+                                 capture_output=True, text=True, check=True).stdout.split()
+            build, first, steady, pooled = map(float, out)
+            rows.append((f"backend {backend}, {run}: objective build+compile; first call; "
+                         "steady call; first pooled fit",
+                         f"{build:.2f} s; {first:.2f} s; {steady:.1f} us; {pooled:.2f} s"))
+    return rows
 
 
 def simulate(rng, j, m):
@@ -83,6 +138,8 @@ def main() -> None:
         cold_import, cold_first = first_call(cold=True)
         rows.append(("first call, empty compile cache (import; fit)",
                      f"{cold_import:.2f} s; {cold_first:.2f} s"))
+    if args.cold:
+        rows.extend(backend_rows())
     rng = np.random.default_rng(1)
     medians = {}
     for j, m in [(30, 5), (3600, 5), (3600, 80)]:

@@ -930,11 +930,30 @@ class TestDetectLayout:
             detect_layout(pd.DataFrame({"task": ["p"], "comment": ["hi"]}))
 
 
-def test_import_is_light():
-    """``import passmix`` loads neither PyMC, ArviZ, matplotlib nor click."""
-    code = ("import sys, passmix; passmix.Counts([1], [2]); "
-            "print(','.join(m for m in ('pymc', 'pytensor', 'arviz', 'matplotlib', 'click') "
-            "if m in sys.modules))")
+_HEAVY = ("pymc", "pytensor", "arviz", "matplotlib", "numba", "inspect_ai", "dask", "xarray")
+
+
+def _loaded(code: str, names) -> list[str]:
+    """Which of `names` a fresh interpreter has imported after running `code`."""
+    code += f"\nimport sys; print('loaded:' + ','.join(m for m in {tuple(names)!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=300)
-    assert out.stdout.strip() == ""
+    return [m for m in out.stdout.splitlines()[-1].removeprefix("loaded:").split(",") if m]
+
+
+def test_import_is_light():
+    """``import passmix`` loads nothing but itself: its names are loaded on first use."""
+    assert _loaded("import passmix", (*_HEAVY, "click", "pandas", "scipy.special",
+                                      "scipy.optimize", "passmix.mixture")) == []
+    # a name asked for brings what it needs, and nothing heavy
+    assert _loaded("import passmix; passmix.Counts([1], [2])", (*_HEAVY, "click")) == []
+
+
+def test_reading_and_help_are_light():
+    """Reading a file and ``passmix --help`` import neither PyMC nor any other heavy library."""
+    read = ("import passmix\nfrom passmix.examples import example_path\n"
+            "passmix.read_counts(example_path(), group_by=['model'])\nimport passmix.readers")
+    assert _loaded(read, _HEAVY) == []
+    helps = ("import sys\nfrom passmix.cli import main\nsys.argv = ['passmix', '--help']\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass")
+    assert _loaded(helps, _HEAVY) == []

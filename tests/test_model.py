@@ -95,6 +95,23 @@ class TestObjective:
         assert np.isfinite(logp) and np.all(np.isfinite(grad))
 
 
+def _store_and_load(path, fn, values, z, rounds=3):
+    """One worker: store the function, load it back, evaluate; None if a load failed."""
+    from passmix import model
+
+    got = []
+    for _ in range(rounds):
+        model._store_cached(path, fn)
+        loaded = model._load_cached(path)
+        if loaded is None:
+            return None
+        data = {v.name: v for v in loaded.get_shared()}
+        for name, value in values.items():
+            data[name].set_value(value)
+        got.append(float(loaded(z)[0]))
+    return got[-1] if len(set(got)) == 1 else None
+
+
 class TestDiskCache:
     """The compiled objective kept on disk between processes gives the same numbers."""
 
@@ -164,6 +181,76 @@ class TestDiskCache:
         assert model._cache_path(5) != path
         monkeypatch.setenv(model.CACHE_ENV, "0")
         assert model._cache_path(4) is None
+
+    def test_an_unwritable_cache_is_skipped(self, tmp_path):
+        from passmix import model
+
+        fn = model._compiled(model.OBJECTIVE_CAPACITY).fn
+        # a folder that cannot be made (its parent is a file: unwritable even for root)
+        blocker = tmp_path / "file"
+        blocker.write_bytes(b"")
+        model._store_cached(blocker / "passmix" / "objective.pkl", fn)  # no error
+        assert not (blocker.parent / "passmix").exists()
+        assert model._load_cached(blocker / "passmix" / "objective.pkl") is None
+
+    def test_an_unmakeable_compile_directory_falls_back_with_a_warning(self, tmp_path):
+        # PyTensor itself refuses to import then; passmix points it elsewhere and warns
+        blocker = tmp_path / "file"
+        blocker.write_bytes(b"")
+        code = ("import warnings\n"
+                "with warnings.catch_warnings(record=True) as w:\n"
+                "    warnings.simplefilter('always')\n"
+                "    from passmix.model import _cache_path\n"
+                "    path = _cache_path(4)\n"
+                "import pytensor\n"
+                "print(pytensor.config.base_compiledir)\n"
+                "print(any('compile directory' in str(x.message) for x in w))\n"
+                "print(path is not None and str(path).startswith(str(pytensor.config.compiledir)))")
+        env = dict(os.environ, PYTENSOR_FLAGS=f"base_compiledir={blocker / 'pt'}")
+        env.pop("PASSMIX_OBJECTIVE_CACHE", None)
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env=env, timeout=300)
+        assert out.returncode == 0, out.stderr
+        base, warned, under = out.stdout.split()
+        assert "passmix-pytensor" in base and not base.startswith(str(blocker))
+        assert warned == "True" and under == "True"
+
+    def test_a_truncated_file_is_rebuilt(self, tmp_path):
+        from passmix import model
+
+        fn = model._compiled(model.OBJECTIVE_CAPACITY).fn
+        path = tmp_path / "objective.pkl"
+        model._store_cached(path, fn)
+        whole = path.read_bytes()
+        path.write_bytes(whole[: len(whole) // 2])  # e.g. a disk that filled up
+        assert model._load_cached(path) is None
+
+    def test_concurrent_writers_leave_a_whole_file(self, tmp_path):
+        """Forked workers (``--jobs``) storing and loading one file at once."""
+        import multiprocessing
+
+        from passmix import model
+
+        if "fork" not in multiprocessing.get_all_start_methods():
+            pytest.skip("needs fork")
+        shared = model._compiled(model.OBJECTIVE_CAPACITY)
+        path = tmp_path / "objective.pkl"
+        rng = np.random.default_rng(5)
+        y, m, weight = _data(rng)
+        z = rng.normal(0, 1, model.n_free_parameters(model.OBJECTIVE_CAPACITY))
+        values = {**model.pair_data(y, m, weight), "active": np.ones(model.OBJECTIVE_CAPACITY)}
+        with shared.lock:
+            for name, value in values.items():
+                shared.data[name].set_value(value)
+            want = float(shared.fn(z)[0])
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(4) as pool:
+            seen = pool.starmap(_store_and_load, [(path, shared.fn, values, z)] * 8)
+        # every load saw a whole function (never a partial file), and the same numbers
+        assert all(v is not None and v == pytest.approx(want, rel=1e-14) for v in seen)
+        assert not list(tmp_path.glob("*.tmp"))
+        loaded = model._load_cached(path)
+        assert loaded is not None
 
     def test_a_new_process_loads_it_without_pymc(self):
         from passmix import model
@@ -256,3 +343,44 @@ class TestParameterisation:
         fd = np.column_stack([(flat(z + eps * e) - flat(z - eps * e)) / (2 * eps)
                               for e in np.eye(z.size)])
         assert_allclose(unpack_jacobian(z, h), fd, rtol=1e-6, atol=1e-8)
+
+
+class TestBackend:
+    def test_an_unknown_backend_is_an_error_naming_it(self, monkeypatch):
+        from passmix._pytensor import BACKEND_ENV, backend
+
+        monkeypatch.setenv(BACKEND_ENV, "jax")
+        with pytest.raises(ValueError, match="'jax'.*c, numba"):
+            backend()
+        monkeypatch.setenv(BACKEND_ENV, "NUMBA")
+        assert backend() == "numba"
+        monkeypatch.delenv(BACKEND_ENV)
+        assert backend() == "c"
+
+    @pytest.mark.slow
+    def test_numba_reaches_the_optima_of_c(self):
+        """PASSMIX_BACKEND=numba: the same optima on the bundled MATH data (1e-6)."""
+        import json
+
+        code = (
+            "import json, warnings, passmix\n"
+            "from passmix.examples import example_path\n"
+            "warnings.simplefilter('ignore')\n"
+            "g = passmix.read_counts(example_path('math_m10'), group_by=['model'])\n"
+            "out = {'/'.join(k): passmix.fit(c, seed=0).loglik for k, c in g.items()}\n"
+            "out['pooled'] = passmix.fit_pooled(example_path('math_m10'), system='model',"
+            " seed=0).loglik\n"
+            "from passmix.model import get_objective\n"
+            "out['linker'] = type(get_objective(2)._fn.maker.linker).__name__\n"
+            "print(json.dumps(out))")
+        env = dict(os.environ, PASSMIX_BACKEND="numba")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env=env, timeout=1800)
+        assert out.returncode == 0, out.stderr
+        got = json.loads(out.stdout.strip().splitlines()[-1])
+        assert "Numba" in got.pop("linker")
+        ref = json.loads((Path(__file__).parent / "data" / "optima" / "a389681.json")
+                         .read_text())
+        for key, loglik in got.items():
+            want = ref["pooled|math_m10" if key == "pooled" else f"mixture|math_m10|{key}"][1]
+            assert loglik == pytest.approx(want, abs=1e-6), key

@@ -12,30 +12,35 @@ logs (inspect_ai, EvalPlus, tau-bench, lm-eval): :mod:`passmix.readers`, loaded
 on first use.
 """
 
-from ._validation import METRICS, DegenerateDataWarning, FitWarning, PosteriorWarning
-from . import sensitivity
-from .data import Counts, read_counts, read_trials
-from .distributions import BetaMixture
-from .estimators import combinatorial_estimate, direct_estimate, naive_estimate
-from .intervals import ConfidenceInterval, DeltaMethodResult, delta_method
-from .metrics import auc_at_k, metric_value, pass_at_k, pass_hat_k
-from .mixture import MixtureFit, fit
-from .panel import Panel
-from .pooled import PooledFit, fit_pooled
-from .registry import estimator_names, register_estimator
-from .results import DirectEstimate, FittedResult
-from .tables import estimate_table
-
 __version__ = "0.1.0"
 
-# The Bayesian path needs PyMC, ArviZ and xarray: loaded on first use, so that
-# ``import passmix`` (and the command line) stays light.
-_LAZY = {name: ".posterior" for name in
-         ("compare_intervals", "credible_interval", "posterior_metrics", "sample")}
-_LAZY.update({name: ".scaling.loop" for name in ("EvaluationResult", "evaluate")})
-_LAZY["sample_pooled"] = ".pooled_posterior"
+# Every public name is loaded on first use (SPEC 1, as scipy does): ``import
+# passmix`` costs no more than Python itself, and scipy.special, scipy.optimize,
+# pandas and, for the Bayesian path, PyMC and ArviZ are imported by the first
+# call that needs them. ``from passmix import fit`` imports what ``fit`` needs.
+_LAZY = {
+    **dict.fromkeys(("METRICS", "DegenerateDataWarning", "FitWarning", "PosteriorWarning"),
+                    "._validation"),
+    **dict.fromkeys(("Counts", "read_counts", "read_trials"), ".data"),
+    "BetaMixture": ".distributions",
+    **dict.fromkeys(("combinatorial_estimate", "direct_estimate", "naive_estimate"),
+                    ".estimators"),
+    **dict.fromkeys(("ConfidenceInterval", "DeltaMethodResult", "delta_method"),
+                    ".intervals"),
+    **dict.fromkeys(("auc_at_k", "metric_value", "pass_at_k", "pass_hat_k"), ".metrics"),
+    **dict.fromkeys(("MixtureFit", "fit"), ".mixture"),
+    "Panel": ".panel",
+    **dict.fromkeys(("PooledFit", "fit_pooled"), ".pooled"),
+    **dict.fromkeys(("estimator_names", "register_estimator"), ".registry"),
+    **dict.fromkeys(("DirectEstimate", "FittedResult"), ".results"),
+    "estimate_table": ".tables",
+    **dict.fromkeys(("compare_intervals", "credible_interval", "posterior_metrics", "sample"),
+                    ".posterior"),
+    **dict.fromkeys(("EvaluationResult", "evaluate"), ".scaling.loop"),
+    "sample_pooled": ".pooled_posterior",
+}
 # Submodules reachable as attributes (``passmix.readers.read_log``) once asked for.
-_LAZY_MODULES = ("readers",)
+_LAZY_MODULES = ("readers", "sensitivity")
 
 
 def __getattr__(name: str):

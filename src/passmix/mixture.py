@@ -35,6 +35,7 @@ import pandas as pd
 from scipy.special import expit, logit, polygamma
 from threadpoolctl import threadpool_limits
 
+from ._pytensor import import_pytensor
 from ._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, METRICS, SUMMARY_K
 from ._validation import (DegenerateDataWarning, FitWarning, check_k, check_level, check_metric,
                           check_seed, check_whole)
@@ -717,6 +718,7 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
 
 def _find_map(h: int, starts, box, y, m, weight) -> Optimum:
     """``pymc.find_MAP`` from every start on the flat-prior H-component model, in `box`."""
+    import_pytensor()
     import pymc as pm
 
     from .model import get_sampling_model

@@ -23,7 +23,8 @@ PyTensor's compile cache (``<compiledir>/passmix/``), under a name hashing
 this module's source, its helpers' and the library versions; a later process
 loads it instead of importing PyMC and rewriting the graph again, which
 halves the start of a short command line run. ``PASSMIX_OBJECTIVE_CACHE=0``
-turns this off; a file that cannot be read is rebuilt.
+turns this off; a file that cannot be read is rebuilt. The backend
+(``PASSMIX_BACKEND``, :mod:`passmix._pytensor`) is part of the name.
 
 PyMC and PyTensor are imported when a model is first built, not when passmix
 is imported.
@@ -48,6 +49,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 
+from ._pytensor import backend, compile_mode, import_pytensor
 from .inference import gradient_hessian
 from .parameters import (PARAMETER_BOUNDS, PRIORS, WEAK_PRIOR, bounds, coordinate_blocks,
                          coordinate_names, n_free_parameters, pack, split_coordinates, unpack,
@@ -116,6 +118,7 @@ def build_model(n_components: int, *, prior: str = "flat", switchable: bool = Fa
     >>> sorted(v.name for v in model.free_RVs)
     ['log_concentration', 'log_mean_gaps', 'logit_mean_first', 'logit_weights']
     """
+    import_pytensor()
     import pymc as pm
     import pytensor.tensor as pt
     import pytensor.tensor.special  # noqa: F401  (log_softmax)
@@ -194,7 +197,7 @@ class _Compiled:
 #: Set to "0" to neither read nor write the compiled objective on disk.
 CACHE_ENV = "PASSMIX_OBJECTIVE_CACHE"
 # what the compiled objective is made from: a change in any of them is a new file
-_CACHE_SOURCES = ("model.py", "parameters.py", "_special.py")
+_CACHE_SOURCES = ("model.py", "parameters.py", "_special.py", "_pytensor.py")
 _CACHE_MAX_AGE = 30 * 24 * 3600.0  # seconds
 
 
@@ -211,7 +214,7 @@ def _cache_path(capacity: int) -> Path | None:
     """
     if os.environ.get(CACHE_ENV, "1").strip() == "0":
         return None
-    import pytensor
+    pytensor = import_pytensor()
 
     digest = hashlib.sha256()
     here = Path(__file__).resolve().parent
@@ -224,7 +227,7 @@ def _cache_path(capacity: int) -> Path | None:
     cfg = pytensor.config
     # get_config_hash covers PyTensor's settings (rewrites included or excluded, ...)
     digest.update(repr((sys.version, np.__version__, pytensor.__version__, pymc_version,
-                        cfg.get_config_hash(), capacity)).encode())
+                        cfg.get_config_hash(), capacity, backend())).encode())
     return Path(cfg.compiledir) / "passmix" / f"objective-{capacity}-{digest.hexdigest()[:20]}.pkl"
 
 
@@ -291,9 +294,9 @@ def _compiled(capacity: int) -> _Compiled:
 
 def _compile(capacity: int):
     """Build the switchable PyMC model and compile its ``(logp, dlogp)`` as one function."""
+    import_pytensor()
     import pymc as pm
     from pymc.pytensorf import join_nonshared_inputs
-    from pytensor.compile.mode import Mode, get_default_mode
 
     model = build_model(capacity, switchable=True)
     logp = model.logp(jacobian=False)
@@ -309,9 +312,8 @@ def _compile(capacity: int):
         raise RuntimeError(f"unexpected variable order {names}, expected {expected}")
     # the graph is small and called many thousands of times: keep its
     # intermediate buffers between calls instead of freeing them (~30% faster)
-    default = get_default_mode()
-    mode = Mode(linker="cvm_nogc", optimizer=default.provided_optimizer)
-    return pm.pytensorf.compile([joined], [logp_j, dlogp_j], mode=mode)
+    return pm.pytensorf.compile([joined], [logp_j, dlogp_j],
+                                mode=compile_mode(keep_buffers=True))
 
 
 def _embedding(n_components: int, capacity: int) -> np.ndarray:

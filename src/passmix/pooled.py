@@ -63,6 +63,7 @@ import pandas as pd
 from scipy.optimize import minimize
 from scipy.special import betaln, expit, gammaln, log_softmax, logsumexp
 
+from ._pytensor import compile_mode, import_pytensor
 from ._defaults import METRICS, SUMMARY_K
 from ._validation import FitWarning, check_k, check_level, check_metric, check_seed
 from .data import Counts
@@ -492,6 +493,7 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
     the data containers' shapes, so one compiled graph serves panels of any
     shape and any grid.
     """
+    import_pytensor()
     import pymc as pm
     import pytensor.tensor as pt
     import pytensor.tensor.special  # noqa: F401  (log_softmax)
@@ -617,6 +619,7 @@ class PooledObjective:
 
 @lru_cache(maxsize=None)
 def _objective(family: str, slope: bool = False, shared: bool = False) -> PooledObjective:
+    import_pytensor()
     import pymc as pm
 
     # placeholder data of the right ranks; set_data swaps in each panel's
@@ -626,7 +629,7 @@ def _objective(family: str, slope: bool = False, shared: bool = False) -> Pooled
         raise RuntimeError("unexpected order of the pooled model's variables")
     logp = model.logp(jacobian=False)
     dlogp = model.dlogp(model.free_RVs, jacobian=False)
-    fn = pm.pytensorf.compile(model.value_vars, [logp, dlogp])
+    fn = pm.pytensorf.compile(model.value_vars, [logp, dlogp], mode=compile_mode())
     return PooledObjective(model, fn, family, slope, shared)
 
 

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ._pytensor import import_pytensor
 from ._defaults import SUMMARY_K
 from ._validation import check_k, check_level, check_metric, check_seed, check_whole
 from .panel import as_panel
@@ -225,6 +226,7 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
     ...                      grid=np.linspace(-12, 14, 53))  # doctest: +SKIP
     >>> post.interval("pass@k", 10)  # doctest: +SKIP
     """
+    import_pytensor()
     import pymc as pm
 
     panel = as_panel(data, system, **read_kwargs)

@@ -52,6 +52,7 @@ import pandas as pd
 import xarray as xr
 from scipy.special import betaln, gammaln, logsumexp
 
+from ._pytensor import import_pytensor
 from ._defaults import POSTERIOR_K
 from ._validation import (DegenerateDataWarning, FitWarning, PosteriorWarning, check_k,
                           check_level, check_metric, check_seed, check_whole)
@@ -177,6 +178,7 @@ def _as_point(z: np.ndarray, h: int) -> dict[str, np.ndarray | float]:
 
 
 def _run_pymc(sm, draws, tune, chains, cores, seed, starts, target_accept, progressbar, kwargs):
+    import_pytensor()
     import pymc as pm
 
     options = dict(init="adapt_diag", compute_convergence_checks=False, quiet=not progressbar,
