@@ -975,3 +975,28 @@ def test_interval_coverage_by_simulation(kappa):
     for metric, hits in covered.items():
         rate = np.mean(np.concatenate(hits))
         assert 0.90 <= rate <= 0.99, (metric, rate)
+
+
+def test_a_new_process_loads_the_compiled_objective_without_pymc():
+    """The pooled objectives are kept on disk like the mixture's: same optimum, no PyMC."""
+    import os
+    import subprocess
+    import sys
+
+    from passmix._pytensor import CACHE_ENV
+    from passmix.examples import example_path
+
+    if os.environ.get(CACHE_ENV, "1").strip() == "0":
+        pytest.skip(f"{CACHE_ENV}=0 in this environment")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        here = fit_pooled(example_path(), system="model", seed=0)  # writes what is absent
+    code = ("import sys, warnings, passmix\n"
+            "from passmix.examples import example_path\n"
+            "warnings.simplefilter('ignore')\n"
+            "f = passmix.fit_pooled(example_path(), system='model', seed=0)\n"
+            "print(repr(f.loglik), f.family, 'pymc' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=600).stdout.split()
+    assert out[2] == "False"
+    assert (float(out[0]), out[1]) == (pytest.approx(here.loglik, abs=1e-9), here.family)

@@ -6,6 +6,16 @@ by default under ``~/.pytensor``) cannot be created: a read-only home, a
 at a private folder in the temporary directory and warns, so a fit still
 runs (compiling afresh, since nothing is cached there yet).
 
+**Compiled functions kept between processes.** :func:`cache_path`,
+:func:`load_cached` and :func:`store_cached` pickle a compiled function
+beside PyTensor's compile cache (``<compiledir>/passmix/``), under a name
+hashing the modules it is built from and the library versions: a later
+process loads it instead of importing PyMC and rewriting the graph again.
+``PASSMIX_OBJECTIVE_CACHE=0`` turns this off. A file that cannot be read is
+rebuilt, a folder that cannot be written is skipped, and files are written
+whole (to a temporary name, then renamed), so processes filling the cache at
+once never see half a file.
+
 **Backend.** ``PASSMIX_BACKEND=c`` (the default) compiles the fit's objectives
 with PyTensor's C linker; ``PASSMIX_BACKEND=numba`` with its numba backend.
 Measured on a 2-core machine (``benchmarks/bench_fit.py --cold``,
@@ -18,18 +28,29 @@ objective runs several times slower. So C is the default and numba a switch.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import importlib.metadata
 import os
+import pickle
 import sys
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
-__all__ = ["BACKEND_ENV", "BACKENDS", "backend", "compile_mode", "import_pytensor"]
+import numpy as np
+
+__all__ = ["BACKEND_ENV", "BACKENDS", "CACHE_ENV", "backend", "cache_path", "compile_mode",
+           "import_pytensor", "load_cached", "store_cached"]
 
 _FLAGS = "PYTENSOR_FLAGS"
 #: The environment variable choosing the backend, and its values.
 BACKEND_ENV = "PASSMIX_BACKEND"
 BACKENDS = ("c", "numba")
+#: Set to "0" to neither read nor write compiled functions on disk.
+CACHE_ENV = "PASSMIX_OBJECTIVE_CACHE"
+_CACHE_MAX_AGE = 30 * 24 * 3600.0  # seconds
 
 
 def _fallback_dir() -> Path:
@@ -119,3 +140,83 @@ def compile_mode(keep_buffers: bool = False):
     if keep_buffers:
         return Mode(linker="cvm_nogc", optimizer=default.provided_optimizer)
     return default
+
+
+def cache_path(tag: str, sources: tuple[str, ...]) -> Path | None:
+    """Where the compiled function `tag`, built by the modules `sources`, is kept.
+
+    Beside PyTensor's own compile cache (whose C modules the function
+    loads), under a name that hashes everything it is made from: the source
+    of `sources` (file names in this package), the versions of Python,
+    numpy, PyTensor and PyMC, PyTensor's settings and the backend. None (no
+    cache) when switched off or when the sources cannot be read. The files
+    are pickles, like PyTensor's own in that folder: a compile directory
+    shared with people you do not trust is unsafe for both.
+
+    Examples
+    --------
+    >>> from passmix._pytensor import cache_path
+    >>> path = cache_path("objective-4", ("model.py",))
+    >>> path is None or path.name.startswith("objective-4-")
+    True
+    """
+    if os.environ.get(CACHE_ENV, "1").strip() == "0":
+        return None
+    pytensor = import_pytensor()
+    digest = hashlib.sha256()
+    here = Path(__file__).resolve().parent
+    try:
+        for name in sources:
+            digest.update((here / name).read_bytes())
+        pymc_version = importlib.metadata.version("pymc")
+    except (OSError, importlib.metadata.PackageNotFoundError):  # e.g. a frozen install
+        return None
+    cfg = pytensor.config
+    # get_config_hash covers PyTensor's settings (rewrites included or excluded, ...)
+    digest.update(repr((sys.version, np.__version__, pytensor.__version__,
+                        pymc_version, cfg.get_config_hash(), tag, backend())).encode())
+    return Path(cfg.compiledir) / "passmix" / f"{tag}-{digest.hexdigest()[:20]}.pkl"
+
+
+def load_cached(path: Path | None, shared_names):
+    """The compiled function pickled at `path`, or None.
+
+    None when the file is absent, cannot be read or unpickled (truncated,
+    corrupt, of other versions), or is not a function whose shared variables
+    are exactly `shared_names`.
+    """
+    if path is None or not path.is_file():
+        return None
+    try:
+        with open(path, "rb") as fh:
+            fn = pickle.load(fh)
+        shared = {v.name for v in fn.get_shared()}
+    except Exception:  # noqa: BLE001 - a cache that cannot be read is rebuilt
+        return None
+    return fn if shared == set(shared_names) else None
+
+
+def store_cached(path: Path | None, fn) -> None:
+    """Pickle `fn` to `path` whole (a temporary file, then renamed); skipped if unwritable."""
+    if path is None:
+        return
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as fh:
+            tmp = fh.name
+            pickle.dump(fn, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+        tmp = None
+        # files of older sources or versions: drop those not written for a month
+        # (one in use is rewritten by the next process that misses it)
+        stale = time.time() - _CACHE_MAX_AGE
+        for old in path.parent.glob(path.name.rsplit("-", 1)[0] + "-*.pkl"):
+            if old != path and old.stat().st_mtime < stale:
+                old.unlink(missing_ok=True)
+    except Exception:  # noqa: BLE001 - e.g. a read-only home, or a function that will not pickle
+        pass
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)

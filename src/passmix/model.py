@@ -32,15 +32,7 @@ is imported.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-import importlib.metadata
-import os
-import pickle
-import sys
-import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -49,7 +41,8 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 
-from ._pytensor import backend, compile_mode, import_pytensor
+from ._pytensor import CACHE_ENV  # noqa: F401  (the switch, where it always was)
+from ._pytensor import cache_path, compile_mode, import_pytensor, load_cached, store_cached
 from .inference import gradient_hessian
 from .parameters import (PARAMETER_BOUNDS, PRIORS, WEAK_PRIOR, bounds, coordinate_blocks,
                          coordinate_names, n_free_parameters, pack, split_coordinates, unpack,
@@ -194,80 +187,22 @@ class _Compiled:
     lock: threading.RLock
 
 
-#: Set to "0" to neither read nor write the compiled objective on disk.
-CACHE_ENV = "PASSMIX_OBJECTIVE_CACHE"
 # what the compiled objective is made from: a change in any of them is a new file
 _CACHE_SOURCES = ("model.py", "parameters.py", "_special.py", "_pytensor.py")
-_CACHE_MAX_AGE = 30 * 24 * 3600.0  # seconds
 
 
 def _cache_path(capacity: int) -> Path | None:
-    """Where the compiled objective of `capacity` components is kept between processes.
-
-    Beside PyTensor's own compile cache (whose C modules the function
-    loads), under a name that hashes everything it is made from: these
-    modules' source, the versions of Python, numpy, PyTensor and PyMC, and
-    PyTensor's settings. None (no cache) when switched off or when the
-    sources cannot be read. The files are pickles, like PyTensor's own in
-    that folder: a compile directory shared with people you do not trust is
-    unsafe for both.
-    """
-    if os.environ.get(CACHE_ENV, "1").strip() == "0":
-        return None
-    pytensor = import_pytensor()
-
-    digest = hashlib.sha256()
-    here = Path(__file__).resolve().parent
-    try:
-        for name in _CACHE_SOURCES:
-            digest.update((here / name).read_bytes())
-        pymc_version = importlib.metadata.version("pymc")
-    except (OSError, importlib.metadata.PackageNotFoundError):  # e.g. a frozen install
-        return None
-    cfg = pytensor.config
-    # get_config_hash covers PyTensor's settings (rewrites included or excluded, ...)
-    digest.update(repr((sys.version, np.__version__, pytensor.__version__, pymc_version,
-                        cfg.get_config_hash(), capacity, backend())).encode())
-    return Path(cfg.compiledir) / "passmix" / f"objective-{capacity}-{digest.hexdigest()[:20]}.pkl"
+    """Where the compiled objective of `capacity` components is kept between processes
+    (:func:`passmix._pytensor.cache_path`)."""
+    return cache_path(f"objective-{capacity}", _CACHE_SOURCES)
 
 
 def _load_cached(path: Path | None):
-    """The compiled function pickled at `path`, or None (absent, unreadable or stale)."""
-    if path is None or not path.is_file():
-        return None
-    try:
-        with open(path, "rb") as fh:
-            fn = pickle.load(fh)
-        shared = {v.name for v in fn.get_shared()}
-    except Exception:  # noqa: BLE001 - a cache that cannot be read is rebuilt
-        return None
-    return fn if shared == set(_DATA_NAMES) else None
+    """The compiled objective pickled at `path`, or None (absent, unreadable or foreign)."""
+    return load_cached(path, _DATA_NAMES)
 
 
-def _store_cached(path: Path | None, fn) -> None:
-    """Pickle `fn` to `path` atomically; a cache that cannot be written is skipped."""
-    if path is None:
-        return
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".tmp", delete=False) as fh:
-            tmp = fh.name
-            pickle.dump(fn, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-        tmp = None
-        # files of older sources or versions: drop those not written for a month
-        # (one in use is rewritten by the next process that misses it)
-        stale = time.time() - _CACHE_MAX_AGE
-        for old in path.parent.glob(path.name.rsplit("-", 1)[0] + "-*.pkl"):
-            if old != path and old.stat().st_mtime < stale:
-                old.unlink(missing_ok=True)
-    except Exception:  # noqa: BLE001 - e.g. a read-only home, or a function that will not pickle
-        pass
-    finally:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+_store_cached = store_cached
 
 
 # the data containers of the switchable model

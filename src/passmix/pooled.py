@@ -63,7 +63,7 @@ import pandas as pd
 from scipy.optimize import minimize
 from scipy.special import betaln, expit, gammaln, log_softmax, logsumexp
 
-from ._pytensor import compile_mode, import_pytensor
+from ._pytensor import cache_path, compile_mode, import_pytensor, load_cached, store_cached
 from ._defaults import METRICS, SUMMARY_K
 from ._validation import FitWarning, check_k, check_level, check_metric, check_seed
 from .data import Counts
@@ -571,7 +571,6 @@ class PooledObjective:
     from :meth:`set_data` until the last evaluation on those data.
     """
 
-    model: Any
     _fn: Any
     family: str
     slope: bool = False
@@ -579,16 +578,19 @@ class PooledObjective:
     blocks: list = field(default_factory=list)
     lock: threading.RLock = field(default_factory=threading.RLock)
 
+    def __post_init__(self) -> None:
+        self._data = {v.name: v for v in self._fn.get_shared()}
+
     def set_data(self, layout: _Layout, grid: np.ndarray, n_components: int = 1) -> None:
         """Point the model at a panel, a grid and a number of normals (nothing recompiled)."""
-        import pymc as pm
-
         values = {"pair_y": layout.pair_y, "pair_failures": layout.pair_f,
                   "pair_log_comb": layout.pair_log_comb, "incidence": layout.incidence,
                   "grid": np.asarray(grid, dtype=float)}
         if self.family != "grid":
             values["components"] = np.zeros(n_components)
-        pm.set_data(values, model=self.model)
+        for name, value in values.items():
+            var = self._data[name]
+            var.set_value(np.asarray(value, dtype=var.type.dtype))
         self._layout, self._grid = layout, np.asarray(grid, dtype=float)
         self.blocks = _blocks(self.family, layout.n_systems, len(grid), n_components, self.slope,
                               self.shared)
@@ -617,8 +619,29 @@ class PooledObjective:
         return gradient_hessian(self.logp_dlogp, z)
 
 
+# what the compiled objectives are made from: a change in either is a new cache file
+_POOLED_SOURCES = ("pooled.py", "_pytensor.py")
+
+
+def _data_names(family: str) -> tuple[str, ...]:
+    names = ("pair_y", "pair_failures", "pair_log_comb", "incidence", "grid")
+    return names if family == "grid" else (*names, "components")
+
+
 @lru_cache(maxsize=None)
 def _objective(family: str, slope: bool = False, shared: bool = False) -> PooledObjective:
+    """The family's compiled objective: from disk if a process made it before
+    (:func:`passmix._pytensor.cache_path`), which skips importing PyMC and
+    rewriting the graph (most of a warm pooled fit's time)."""
+    path = cache_path(f"pooled-{family}-{int(slope)}{int(shared)}", _POOLED_SOURCES)
+    fn = load_cached(path, _data_names(family))
+    if fn is None:
+        fn = _compile_pooled(family, slope, shared)
+        store_cached(path, fn)
+    return PooledObjective(fn, family, slope, shared)
+
+
+def _compile_pooled(family: str, slope: bool, shared: bool):
     import_pytensor()
     import pymc as pm
 
@@ -630,7 +653,9 @@ def _objective(family: str, slope: bool = False, shared: bool = False) -> Pooled
     logp = model.logp(jacobian=False)
     dlogp = model.dlogp(model.free_RVs, jacobian=False)
     fn = pm.pytensorf.compile(model.value_vars, [logp, dlogp], mode=compile_mode())
-    return PooledObjective(model, fn, family, slope, shared)
+    if {v.name for v in fn.get_shared()} != set(_data_names(family)):  # pragma: no cover
+        raise RuntimeError("unexpected data containers of the pooled model")
+    return fn
 
 
 def get_pooled_objective(layout: _Layout, family: str, grid: np.ndarray,
