@@ -252,6 +252,31 @@ class TestDiskCache:
         loaded = model._load_cached(path)
         assert loaded is not None
 
+    def test_the_flags_pymc_sets_are_the_ones_loading_uses(self):
+        # loading without PyMC links under pymc_cxxflags; if PyMC's own drift, every
+        # warm process would compile its C modules again (slow, not wrong): catch it
+        code = ("import pytensor\nbefore = pytensor.config.gcc__cxxflags\n"
+                "import pymc\nfrom passmix._pytensor import pymc_cxxflags\n"
+                "print(pymc_cxxflags(before) == pytensor.config.gcc__cxxflags)")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True, timeout=300)
+        assert out.stdout.split()[-1] == "True"
+
+    @pytest.mark.slow
+    def test_a_second_process_compiles_nothing_after_a_cold_first(self, tmp_path):
+        """From empty caches, the first process compiles; the next loads (no C modules)."""
+        code = ("import time\nfrom passmix.model import _compiled\n"
+                "t = time.perf_counter(); _compiled(4); print(time.perf_counter() - t)")
+        env = {k: v for k, v in os.environ.items() if k != "PASSMIX_OBJECTIVE_CACHE"}
+        env["PYTENSOR_FLAGS"] = f"base_compiledir={tmp_path / 'pt'}"
+        modules = []
+        for _ in range(2):
+            subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True, env=env, timeout=1200)
+            modules.append(sorted(p.name for p in (tmp_path / "pt").rglob("*.so")))
+        assert modules[0] and modules[1] == modules[0]
+        assert list((tmp_path / "pt").rglob("passmix/objective-4-*.pkl"))
+
     def test_a_new_process_loads_it_without_pymc(self):
         from passmix import model
 

@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["BACKEND_ENV", "BACKENDS", "CACHE_ENV", "backend", "cache_path", "compile_mode",
-           "import_pytensor", "load_cached", "store_cached"]
+           "import_pytensor", "load_cached", "pymc_cxxflags", "store_cached"]
 
 _FLAGS = "PYTENSOR_FLAGS"
 #: The environment variable choosing the backend, and its values.
@@ -142,6 +142,24 @@ def compile_mode(keep_buffers: bool = False):
     return default
 
 
+def pymc_cxxflags(flags: str) -> str:
+    """PyTensor's ``gcc__cxxflags`` once PyMC is imported, from those before.
+
+    Importing PyMC appends compiler flags, and PyTensor keys its C modules by
+    them: a process that loads a pickled function without importing PyMC
+    must link it under the same flags, or it compiles every module again.
+    ``tests/test_model.py`` checks this against PyMC itself.
+
+    Examples
+    --------
+    >>> from passmix._pytensor import pymc_cxxflags
+    >>> pymc_cxxflags("-O3").split()[:2]
+    ['-O3', '-Wno-c++11-narrowing']
+    """
+    return (f"{flags} -Wno-c++11-narrowing -fno-exceptions -fno-unwind-tables "
+            "-fno-asynchronous-unwind-tables")
+
+
 def cache_path(tag: str, sources: tuple[str, ...]) -> Path | None:
     """Where the compiled function `tag`, built by the modules `sources`, is kept.
 
@@ -188,7 +206,12 @@ def load_cached(path: Path | None, shared_names):
     if path is None or not path.is_file():
         return None
     try:
-        with open(path, "rb") as fh:
+        pytensor = import_pytensor()
+        # unpickling links the function: its C modules must be looked up under the
+        # compiler flags they were compiled with, in a process that imported PyMC
+        flags = {} if "pymc" in sys.modules else {"gcc__cxxflags": pymc_cxxflags(
+            pytensor.config.gcc__cxxflags)}
+        with pytensor.config.change_flags(**flags), open(path, "rb") as fh:
             fn = pickle.load(fh)
         shared = {v.name for v in fn.get_shared()}
     except Exception:  # noqa: BLE001 - a cache that cannot be read is rebuilt
