@@ -30,6 +30,7 @@ import time
 import warnings
 
 import numpy as np
+from bench_cli import fresh_caches  # one definition of "fresh caches" for both benchmarks
 
 FIRST_CALL = """
 import time, warnings
@@ -68,13 +69,6 @@ passmix.fit_pooled(example_path(), system="model", seed=0)
 t4 = time.perf_counter()
 print(t1 - t0, t2 - t1, (t3 - t2) / 2000 * 1e6, t4 - t3)
 """
-
-
-def fresh_caches() -> dict[str, str]:
-    """Environment of a process with empty PyTensor, numba and home caches."""
-    root = tempfile.mkdtemp(prefix="passmix-fresh-")
-    return {"PYTENSOR_FLAGS": f"base_compiledir={root}/pytensor",
-            "NUMBA_CACHE_DIR": f"{root}/numba", "HOME": f"{root}/home"}
 
 
 def backend_rows() -> list[tuple[str, str]]:
