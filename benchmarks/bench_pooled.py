@@ -14,8 +14,10 @@ system) for the product with the incidence matrix, plus I x G x P
 Beta-binomial terms (G grid points). The default fit has two candidates
 (per-system and shared concentrations), so it costs about two single fits;
 the evaluation column times the chosen one. The summary column is the second
-fit's ``summary(k=(1, 10, 100, 1000))`` (delta-method intervals of every
-system, from the analytic observed information). ``--slope`` fits per-system
+fit's ``summary(k=(1, 10, 100, 1000), method="delta")`` (delta-method
+intervals of every system, from the analytic observed information); the
+profile column its profile-likelihood intervals, the default on panels of up
+to ``PROFILE_CELLS`` cells (and only timed there). ``--slope`` fits per-system
 slopes (``slope=True``): I more coordinates, each fit started from the Rasch
 one's optimum, so its time includes the Rasch fit's. The "intervals you can
 trust" issue's panel is ``--shapes 200x50 --m 5`` (fit and summary within 20 s
@@ -52,12 +54,13 @@ def main() -> None:
 
     start = time.perf_counter()
     import passmix
-    from passmix.pooled import _layout, get_pooled_objective, DEFAULT_GRID
+    from passmix.pooled import DEFAULT_GRID, PROFILE_CELLS, get_pooled_objective, panel_layout
 
     print(f"import passmix: {time.perf_counter() - start:.2f} s")
     rng = np.random.default_rng(0)
     head = (f"{'I x J':>10} {'first fit (s)':>14} {'second fit (s)':>15} "
-            f"{'summary (s)':>12} {'eval (ms)':>10} {'evals':>7} {'converged':>10}")
+            f"{'summary (s)':>12} {'profile (s)':>12} {'eval (ms)':>10} {'evals':>7} "
+            f"{'converged':>10}")
     print(f"fit_pooled(family={args.family!r}, slope={args.slope}, n_init=3; concentration "
           f"per system and shared, AIC chooses), m = {args.m} trials per cell")
     print(head)
@@ -71,9 +74,14 @@ def main() -> None:
             fit = passmix.fit_pooled(panel, family=args.family, slope=args.slope, seed=0)
             times.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        fit.summary(k=(1, 10, 100, 1000))
+        fit.summary(k=(1, 10, 100, 1000), method="delta")
         summary = time.perf_counter() - t0
-        layout = _layout(panel)
+        profile = float("nan")
+        if n_sys * n_tasks <= PROFILE_CELLS:  # the default there
+            t0 = time.perf_counter()
+            fit.summary(k=(1, 10, 100, 1000), method="profile")
+            profile = time.perf_counter() - t0
+        layout = panel_layout(panel)
         # the chosen candidate's objective (the default also fits a shared concentration)
         obj = get_pooled_objective(layout, fit.family, DEFAULT_GRID, fit.n_components,
                                    fit.slope, fit.concentration == "shared")
@@ -84,7 +92,7 @@ def main() -> None:
             obj.logp_dlogp(z)
         per_eval = (time.perf_counter() - t0) / n_eval
         evals = int(round(times[1] / per_eval))
-        print(f"{shape:>10} {times[0]:>14.2f} {times[1]:>15.2f} {summary:>12.2f} "
+        print(f"{shape:>10} {times[0]:>14.2f} {times[1]:>15.2f} {summary:>12.2f} {profile:>12.2f} "
               f"{per_eval * 1e3:>10.2f} "
               f"{'~' + str(evals):>7} {str(fit.converged):>10}")
     print("evals: the second fit's time over one evaluation's (an estimate)")

@@ -248,7 +248,7 @@ def test_output_file(tau_files, tmp_path):
 
 def test_group_by_model_llmonkeys():
     rows = records(run(MATH, "--group-by", "model", "--k", "1,100", "--format", "json",
-                       "--n-init", "2", "--max-components", "2"))
+                       "--n-init", "2", "--max-components", "2", "--method", "mixture"))
     assert sorted({r["model"] for r in rows}) == sorted(PYTHIA)
     assert len(rows) == 7 * 3 * 2
     assert all(set(r) == KEYS | {"model"} for r in rows)
@@ -258,7 +258,7 @@ def test_group_by_model_llmonkeys():
 
 
 def test_example_prints_all_models():
-    out = run("--example", *FAST).stdout
+    out = run("--example", *FAST, "--method", "mixture").stdout
     for model in PYTHIA:
         assert f"model='{model}': J=128 tasks, m=10; mixture H=" in out
     assert out.count("pass@k  1000") == 7  # default example horizons include 1000
@@ -267,10 +267,10 @@ def test_example_prints_all_models():
 def test_example_is_honest_at_the_edges():
     # the bundled example: no "NOT converged", the binomial limit said in one
     # line, no interval of zero width, Pass^k's upper end never above Pass@1's
-    result = run("--example")
+    result = run("--example", "--method", "mixture")
     assert "NOT converged" not in result.stdout + result.stderr
     assert "binomial limit" in result.stdout and "box bound" not in result.stderr
-    rows = records(run("--example", "--format", "json"))
+    rows = records(run("--example", "--method", "mixture", "--format", "json"))
     for model in PYTHIA:
         mine = select(rows, model=model, method="mixture")
         assert all(r["lower"] < r["upper"] for r in mine)
@@ -279,9 +279,25 @@ def test_example_is_honest_at_the_edges():
         assert all(r["upper"] <= p1["upper"] for r in select(mine, metric="pass^k"))
 
 
+def test_example_pools_and_says_so():
+    """The default on panel data: the pooled model, its profile intervals honest at 0."""
+    result = run("--example", "--format", "json")
+    assert result.stderr.startswith("method auto chose pooled: 7 groups share tasks")
+    rows = records(result)
+    assert {r["method"] for r in rows} == {"pooled"} and len(rows) == 7 * 3 * 4
+    for r in rows:
+        assert 0 <= r["lower"] <= r["estimate"] <= r["upper"] <= 1
+    # every model solved something: no Pass@1 interval may start at 0 (the 70M has one
+    # success in 1,280 attempts)
+    assert all(r["lower"] > 0 for r in select(rows, metric="pass@k", k=1))
+    (small,) = select(rows, model="Pythia 70M", metric="pass@k", k=1)
+    assert small["lower"] < 1 / 1280 < small["upper"]
+
+
 def test_interval_option():
-    profile = records(run("--example", "--k", "1000", "--format", "json"))
-    delta = records(run("--example", "--k", "1000", "--interval", "delta", "--format", "json"))
+    profile = records(run("--example", "--k", "1000", "--method", "mixture", "--format", "json"))
+    delta = records(run("--example", "--k", "1000", "--interval", "delta", "--method",
+                        "mixture", "--format", "json"))
     (p,) = select(profile, model="Pythia 160M", metric="pass@k")
     (d,) = select(delta, model="Pythia 160M", metric="pass@k")
     assert p["estimate"] == pytest.approx(d["estimate"], rel=1e-12)

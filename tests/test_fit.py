@@ -12,17 +12,13 @@ from scipy.special import logsumexp
 from scipy.stats import betabinom
 
 import passmix
+from conftest import simulate_mixture
 from passmix import DegenerateDataWarning, FitWarning
 from passmix.metrics import metric_value
 
 BIMODAL = ([0.6, 0.4], [1.0, 8.0], [6.0, 2.0])
 
 
-def simulate(rng, j, m, w, a, b):
-    comp = rng.choice(len(w), size=j, p=w)
-    theta = rng.beta(np.asarray(a)[comp], np.asarray(b)[comp])
-    m = np.broadcast_to(m, (j,))
-    return passmix.Counts(rng.binomial(m, theta), m)
 
 
 def scipy_loglik(params, y, m, n, h):
@@ -54,7 +50,7 @@ def scipy_best(y, m, h, rng, n_starts=20):
 
 @pytest.fixture(scope="module")
 def bimodal_counts():
-    return simulate(np.random.default_rng(11), 3600, 40, *BIMODAL)
+    return simulate_mixture(np.random.default_rng(11), 3600, 40, *BIMODAL)
 
 
 @pytest.fixture(scope="module")
@@ -66,7 +62,7 @@ class TestLikelihoodOptimum:
     @pytest.mark.parametrize("seed", [0, 1, 2])
     def test_h1_at_least_scipy_betabinom(self, seed):
         rng = np.random.default_rng(seed)
-        counts = simulate(rng, 300, rng.integers(2, 30, 300), [1.0], [1.5], [3.0])
+        counts = simulate_mixture(rng, 300, rng.integers(2, 30, 300), [1.0], [1.5], [3.0])
         res = passmix.fit(counts, n_components=1, seed=seed)
         want = scipy_best(counts.successes, counts.trials, 1, rng, n_starts=5)
         assert res.loglik >= want - 1e-6
@@ -75,7 +71,7 @@ class TestLikelihoodOptimum:
     @pytest.mark.slow
     def test_h2_at_least_independent_optimum(self):
         rng = np.random.default_rng(7)
-        counts = simulate(rng, 400, 12, *BIMODAL)
+        counts = simulate_mixture(rng, 400, 12, *BIMODAL)
         res = passmix.fit(counts, n_components=2, seed=0)
         want = scipy_best(counts.successes, counts.trials, 2, rng, n_starts=10)
         assert res.loglik >= want - 1e-6
@@ -115,7 +111,7 @@ class TestBIC:
 
     @pytest.mark.parametrize("seed", [0, 1])
     def test_picks_one_on_single_beta(self, seed):
-        counts = simulate(np.random.default_rng(seed), 3600, 40, [1.0], [2.0], [5.0])
+        counts = simulate_mixture(np.random.default_rng(seed), 3600, 40, [1.0], [2.0], [5.0])
         assert passmix.fit(counts, seed=seed).n_components == 1
 
     def test_loglik_non_decreasing_in_h(self, bimodal_fit):
@@ -123,7 +119,7 @@ class TestBIC:
         assert np.all(np.diff(ll) > -1e-3)
 
     def test_identifiability_column(self):
-        counts = simulate(np.random.default_rng(0), 100, 5, [1.0], [2.0], [3.0])
+        counts = simulate_mixture(np.random.default_rng(0), 100, 5, [1.0], [2.0], [3.0])
         table = passmix.fit(counts, seed=0).bic_table
         assert list(table["identifiable"]) == [True, True, False, False]
 
@@ -167,7 +163,7 @@ class TestMixtureFit:
 
     def test_alternating_datasets_reuse_compiled_model(self, bimodal_counts):
         # fits share one compiled objective per H; interleaving data sets must not leak
-        other = simulate(np.random.default_rng(5), 50, 7, [1.0], [0.7], [2.0])
+        other = simulate_mixture(np.random.default_rng(5), 50, 7, [1.0], [0.7], [2.0])
         first = passmix.fit(other, n_components=2, seed=1)
         passmix.fit(bimodal_counts, n_components=2, seed=1)
         again = passmix.fit(other, n_components=2, seed=1)
@@ -210,7 +206,7 @@ class TestDegenerateAndBadInput:
 
     def test_unrun_tasks_carry_no_information(self):
         rng = np.random.default_rng(2)
-        counts = simulate(rng, 200, 10, [1.0], [1.0], [2.0])
+        counts = simulate_mixture(rng, 200, 10, [1.0], [1.0], [2.0])
         y = np.concatenate([counts.successes, [0, 0, 0]])
         m = np.concatenate([counts.trials, [0, 0, 0]])
         with_unrun = passmix.fit(passmix.Counts(y, m), seed=4)
@@ -271,7 +267,7 @@ class TestDegenerateAndBadInput:
         assert y.tolist() == [1, 2, 0, 3] and m.tolist() == [3, 3, 3, 3]
 
     def test_deterministic_under_seed(self):
-        counts = simulate(np.random.default_rng(9), 80, 6, *BIMODAL)
+        counts = simulate_mixture(np.random.default_rng(9), 80, 6, *BIMODAL)
         a, b = passmix.fit(counts, seed=123), passmix.fit(counts, seed=123)
         np.testing.assert_allclose(a.params, b.params, rtol=1e-12, atol=1e-12)
 

@@ -6,6 +6,7 @@ from numpy.testing import assert_allclose
 from scipy.stats import norm
 
 import passmix
+from conftest import simulate_mixture
 from passmix.intervals import delta_method, metric_gradient
 from passmix.metrics import metric_value
 from passmix.model import n_free_parameters, unpack
@@ -82,10 +83,6 @@ class TestDeltaMethod:
             delta_method(np.zeros(2), np.eye(2), 1, "pass@k", 5, level=1.5)
 
 
-def _simulate(rng, j, m, w, a, b):
-    comp = rng.choice(len(w), size=j, p=w)
-    theta = rng.beta(np.asarray(a)[comp], np.asarray(b)[comp])
-    return passmix.Counts(rng.binomial(m, theta), np.full(j, m))
 
 
 @pytest.mark.slow
@@ -107,7 +104,7 @@ class TestCoverage:
         hits = {m: np.zeros(ks.size) for m in truth}
         n_rep = 200
         for rep in range(n_rep):
-            res = passmix.fit(_simulate(rng, 200, 10, *self.TRUE), seed=rep)
+            res = passmix.fit(simulate_mixture(rng, 200, 10, *self.TRUE), seed=rep)
             for metric in truth:
                 d = res.delta(metric, ks)
                 hits[metric] += (d.lower <= truth[metric]) & (truth[metric] <= d.upper)

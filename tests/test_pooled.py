@@ -19,7 +19,7 @@ from scipy.special import expit, log_softmax, logsumexp
 
 import passmix
 from passmix.panel import Panel
-from passmix.pooled import (DEFAULT_GRID, PooledSystem, _blocks, _layout, fit_pooled,
+from passmix.pooled import (DEFAULT_GRID, PooledSystem, _blocks, panel_layout, fit_pooled,
                             get_pooled_objective, heldout_loglik, task_grid_loglik)
 from passmix.results import FittedResult
 
@@ -139,7 +139,7 @@ class TestLikelihood:
     def test_task_grid_loglik_is_sum_of_betabinomials(self, small_panel):
         a, log_kappa = np.array([0.5, -0.2, -0.3]), np.log([3.0, 40.0, 0.7])
         grid = np.array([-2.0, 0.0, 1.5])
-        got = task_grid_loglik(_layout(small_panel), a, log_kappa, grid)
+        got = task_grid_loglik(panel_layout(small_panel), a, log_kappa, grid)
         y, m = small_panel.successes, small_panel.trials
         for j in range(4):
             for g, t in enumerate(grid):
@@ -154,7 +154,7 @@ class TestLikelihood:
         """One cell's Beta-binomial term against integrating p out numerically."""
         panel = Panel([[2], [0], [1]], [[5], [5], [5]])
         a, log_kappa, grid = np.array([0.3, -0.1, -0.2]), np.log([2.5, 8.0, 0.9]), np.array([0.7])
-        got = task_grid_loglik(_layout(panel), a, log_kappa, grid)[0, 0]
+        got = task_grid_loglik(panel_layout(panel), a, log_kappa, grid)[0, 0]
         total = 0.0
         for i, (y, kappa) in enumerate(zip([2, 0, 1], np.exp(log_kappa))):
             mu = expit(a[i] - grid[0])
@@ -165,7 +165,7 @@ class TestLikelihood:
         assert got == pytest.approx(total, rel=1e-7)
 
     def test_compiled_objective_matches_numpy(self, small_panel):
-        layout = _layout(small_panel)
+        layout = panel_layout(small_panel)
         for family in ("grid", "normal"):
             obj = get_pooled_objective(layout, family, DEFAULT_GRID)
             rng = np.random.default_rng(3)
@@ -185,7 +185,7 @@ class TestLikelihood:
 
     def test_normal_mixture_objective_matches_numpy(self, small_panel):
         """H = 3 normals: the compiled graph (same one as H = 1) against a numpy mixture density."""
-        layout = _layout(small_panel)
+        layout = panel_layout(small_panel)
         obj = get_pooled_objective(layout, "normal", DEFAULT_GRID, n_components=3)
         assert [s for _, s in obj.blocks] == [N_SYS, N_SYS, 3, 3, 2]
         rng = np.random.default_rng(4)
@@ -203,7 +203,7 @@ class TestLikelihood:
 
     def test_normal_quadrature_matches_integration(self, small_panel):
         """The grid sum for a normal G against integrating the difficulty out."""
-        layout = _layout(small_panel)
+        layout = panel_layout(small_panel)
         a, log_kappa = np.array([0.4, -0.1, -0.3]), np.log([4.0, 15.0, 1.5])
         mean, sd = 0.8, 1.7
         log_w = log_softmax(-0.5 * ((DEFAULT_GRID - mean) / sd) ** 2)
@@ -290,7 +290,7 @@ class TestHeldOut:
         fit = fit_pooled(Panel(y[:, :50], m[:, :50]), family="normal", seed=0)
         test = Panel(y[:, 50:], m[:, 50:])
         got = heldout_loglik(fit, test)
-        layout = _layout(test)
+        layout = panel_layout(test)
         a, log_kappa = fit.abilities, np.log(fit.concentrations)
         mean, sd = fit.params[-2], np.exp(fit.params[-1])
         want = 0.0
@@ -361,7 +361,7 @@ class TestGridEM:
         y, m, _ = simulate(rng, [-0.6, 0.1, 0.5], [3.0, 40.0, 1e4], d, 6)
         panel = Panel(y, m)
         grid = np.linspace(-6.0, 10.0, 33)
-        layout = _layout(panel)
+        layout = panel_layout(panel)
         obj = get_pooled_objective(layout, "grid", grid)
         box = _box(obj.blocks)
         starts = _starts(panel, "grid", grid, obj.blocks, 3, np.random.default_rng(0))
@@ -515,8 +515,11 @@ class TestIdentifiedCovariance:
     def test_standard_error_against_fixing_one_ability(self, two_systems):
         """Independent identified coordinates: the last ability fixed, the Hessian by
         second differences of the log-likelihood, the metric's gradient by differencing
-        its logit; same standard error as the fit's centred covariance."""
-        fit = two_systems
+        its logit; same standard error as the fit's centred covariance (the model's own,
+        without the sandwich's widening)."""
+        from dataclasses import replace
+
+        fit = replace(two_systems, robust=False, _cache={})
         obj = get_pooled_objective(fit._layout, fit.family, fit.grid, fit.n_components,
                                    fit.slope, fit.concentration == "shared")
         box = passmix.pooled._box(obj.blocks)
@@ -618,9 +621,9 @@ class TestEverywhere:
         return {(s,): small_panel.counts(s) for s in small_panel.systems}
 
     def test_estimate_table_matches_fit_pooled(self, groups, small_panel):
-        with pytest.warns(passmix.FitWarning, match="profile intervals are not available"):
-            table = passmix.estimate_table(groups, ["system"], k=[1, 10], method="pooled")
+        table = passmix.estimate_table(groups, ["system"], k=[1, 10], method="pooled")
         fit = fit_pooled(small_panel, seed=0)
+        profile = fit.summary([1, 10])
         assert set(table["method"]) == {"pooled"}
         for s in small_panel.systems:
             rows = table[(table["system"] == s) & (table["metric"] == "pass@k")]
@@ -628,6 +631,10 @@ class TestEverywhere:
                             rtol=1e-9)
             assert (rows["lower"] <= rows["estimate"]).all()
             assert (rows["estimate"] <= rows["upper"]).all()
+            # the table's intervals are the fit's profile ones (its default)
+            own = profile[(profile["system"] == s) & (profile["metric"] == "pass@k")]
+            assert_allclose(rows["lower"], own["lower"], rtol=1e-9)
+            assert_allclose(rows["upper"], own["upper"], rtol=1e-9)
 
     def test_all_includes_pooled_only_with_shared_tasks(self, groups):
         table = passmix.estimate_table(groups, ["system"], k=[1], method="all",
@@ -710,7 +717,7 @@ class TestSlopes:
     """Per-system slopes (2PL): mu_ij = expit(a_i - s_i d_j), log-slopes centred."""
 
     def test_objective_matches_betabinomials_and_integration(self, small_panel):
-        layout = _layout(small_panel)
+        layout = panel_layout(small_panel)
         y, m = small_panel.successes, small_panel.trials
         rng = np.random.default_rng(6)
         for family in ("normal", "grid"):
@@ -834,7 +841,7 @@ class TestSharedConcentration:
     """One concentration for every system, against per-system ones, chosen by the criterion."""
 
     def test_objective_matches_betabinomials(self, small_panel):
-        layout = _layout(small_panel)
+        layout = panel_layout(small_panel)
         y, m = small_panel.successes, small_panel.trials
         obj = get_pooled_objective(layout, "normal", DEFAULT_GRID, shared=True)
         assert [size for _, size in obj.blocks] == [N_SYS, 1, 1, 1]
@@ -1000,3 +1007,252 @@ def test_a_new_process_loads_the_compiled_objective_without_pymc():
                          check=True, timeout=600).stdout.split()
     assert out[2] == "False"
     assert (float(out[0]), out[1]) == (pytest.approx(here.loglik, abs=1e-9), here.family)
+
+
+# -- profile-likelihood intervals ------------------------------------------------------
+def _brute_model(y, m, grid):
+    """An independent pooled likelihood and Pass@k (scipy's beta-binomial), shared
+    concentration, a normal difficulty on `grid`: z = (free abilities, log kappa, mean,
+    log sd)."""
+    n_sys = y.shape[0]
+
+    def parts(z):
+        a = z[:n_sys] - z[:n_sys].mean()
+        kappa, mean, sd = np.exp(z[n_sys]), z[n_sys + 1], np.exp(z[n_sys + 2])
+        log_w = log_softmax(stats.norm.logpdf(grid, mean, sd))
+        mu = expit(a[:, None] - grid[None, :])                         # (I, G)
+        al, be = mu * kappa, (1 - mu) * kappa
+        ll = stats.betabinom.logpmf(y[:, :, None], m[:, :, None], al[:, None, :],
+                                    be[:, None, :]).sum(axis=0)        # (J, G)
+        return log_w, ll, al, be
+
+    def loglik(z):
+        log_w, ll, _, _ = parts(z)
+        return float(logsumexp(log_w[None, :] + ll, axis=1).sum())
+
+    def pass_at_k(z, i, k):
+        log_w, ll, al, be = parts(z)
+        joint = log_w[None, :] + ll
+        r = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))   # (J, G)
+        a_c, b_c = al[i][None, :] + y[i][:, None], be[i][None, :] + (m[i] - y[i])[:, None]
+        from scipy.special import betaln
+        fail = np.exp(betaln(a_c, b_c + k) - betaln(a_c, b_c))
+        return float((r * (1 - fail)).sum() / y.shape[1])
+
+    return loglik, pass_at_k
+
+
+def _logit(p: float) -> float:
+    p = min(max(p, 1e-300), 1.0 - 1e-16)
+    return float(np.log(p) - np.log1p(-p))
+
+
+def _brute_extremes(loglik, value, z_hat, threshold, box, n_starts=24, seed=0):
+    """min and max of value over {loglik >= threshold} by SLSQP from scattered starts."""
+    from scipy.optimize import minimize
+    from scipy.stats import qmc
+
+    sobol = qmc.Sobol(z_hat.size, seed=seed).random(n_starts)
+    # around the estimate, and over the whole box (a bound's plateau is left from afar)
+    starts = [z_hat, *(z_hat + (sobol - 0.5) * 6.0),
+              *(box[:, 0] + sobol * (box[:, 1] - box[:, 0]))]
+    out = []
+    for sign in (1.0, -1.0):
+        best = value(z_hat)
+        for z0 in starts:
+            z0 = np.clip(z0, box[:, 0], box[:, 1])
+            res = minimize(lambda z: sign * _logit(value(z)), z0,
+                           method="SLSQP", bounds=box,
+                           constraints=[{"type": "ineq", "fun": lambda z: loglik(z) - threshold}],
+                           options={"maxiter": 300, "ftol": 1e-10})
+            if loglik(res.x) >= threshold - 1e-6:
+                v = value(res.x)
+                best = min(best, v) if sign > 0 else max(best, v)
+        out.append(best)
+    return out
+
+
+class TestProfile:
+    """The pooled model's profile-likelihood intervals."""
+
+    @pytest.fixture(scope="class")
+    def tiny(self):
+        # a system with no success seen, one with few, one with many: 8 tasks, m = 5
+        y = np.array([[0, 0, 0, 0, 0, 0, 0, 0],
+                      [0, 1, 0, 2, 1, 0, 3, 0],
+                      [2, 4, 1, 5, 3, 2, 5, 1]])
+        m = np.full(y.shape, 5)
+        fit = fit_pooled(Panel(y, m), seed=0, concentration="shared")
+        return y, m, fit
+
+    @pytest.mark.parametrize("cases, n_starts", [
+        (((0, 1),), 3),
+        pytest.param([(i, k) for i in range(3) for k in (1, 5, 20, 200)], 24,
+                     marks=pytest.mark.slow)])
+    def test_model_ends_reach_a_brute_force(self, tiny, cases, n_starts):
+        """Every end at least as far out as an independent multistart search finds
+        (an interval too narrow is the failure that matters), and not far beyond it."""
+        y, m, fit = tiny
+        loglik, pass_at_k = _brute_model(y, m, fit.grid)
+        assert loglik(fit.params) == pytest.approx(fit.loglik, abs=1e-6)
+        threshold = fit.loglik - 0.5 * stats.chi2.ppf(0.95, 1)
+        box = passmix.pooled._box(fit._blocks())
+        for i, k in cases:
+            assert pass_at_k(fit.params, i, k) == pytest.approx(
+                fit.system(i).metric("pass@k", k), rel=1e-6)
+            lo, hi = fit._model_ends("pass@k", np.array([k]), 0.95, i)
+            blo, bhi = _brute_extremes(loglik, lambda z: pass_at_k(z, i, k), fit.params,
+                                       threshold, box, n_starts)
+            if i == 0:
+                # no success seen: any lower end below ~1e-20 is 0 for every use (the
+                # brute force goes past the fit's bound on the ability, to ~1e-40)
+                assert lo[0] < 1e-20 and blo < 1e-20
+            else:
+                assert _logit(blo) - 0.1 <= _logit(lo[0]) <= _logit(blo) + 0.02, (i, k)
+            # the engine's region reaches a little past the fit's box (relative abilities)
+            assert _logit(bhi) - 0.02 <= _logit(hi[0]) <= _logit(bhi) + 0.1, (i, k)
+
+    def test_no_success_seen_gets_an_upper_end_and_a_status(self, tiny):
+        _, _, fit = tiny
+        assert fit.on_bound == [0]
+        system = fit.system(0)
+        assert "no success seen" in system.status()
+        assert system.info()["status"] == system.status()
+        lo, hi = system.interval("pass@k", 1)
+        assert system.metric("pass@k", 1) < 1e-6
+        # 40 failures: a Pass@1 of 0.1 loses about 4 in log-likelihood, 0.01 only 0.4
+        assert 0.01 < hi < 0.2
+        _, delta_hi = system.interval("pass@k", 1, method="delta")
+        assert delta_hi < 1e-3  # the delta method treats the bound as known
+
+    def test_orderings_hold_at_the_ends(self, tiny):
+        _, _, fit = tiny
+        k = [1, 5, 50, 500]
+        table = fit.summary(k)
+        for s, part in table.groupby("system"):
+            ends = {m: part[part["metric"] == m] for m in ("pass@k", "pass^k", "auc@k")}
+            for m, rows in ends.items():
+                assert (rows["lower"] >= 0).all() and (rows["upper"] <= 1).all()
+                assert (rows["lower"] <= rows["estimate"]).all()
+                assert (rows["estimate"] <= rows["upper"]).all()
+                sign = -1 if m == "pass^k" else 1
+                for end in ("lower", "upper"):
+                    assert (sign * np.diff(rows[end].to_numpy()) >= -1e-12).all(), (s, m, end)
+            for end in ("lower", "upper"):
+                hat = ends["pass^k"][end].to_numpy()
+                auc = ends["auc@k"][end].to_numpy()
+                at = ends["pass@k"][end].to_numpy()
+                assert (hat <= at[0] + 1e-12).all() and (at[0] <= auc + 1e-12).all()
+                assert (auc <= at + 1e-12).all()
+
+    def test_profile_is_the_default_and_delta_on_request(self, tiny):
+        _, _, fit = tiny
+        system = fit.system(1)
+        assert system.interval_methods[0] == "profile"
+        prof = system.interval("pass@k", [1, 20])
+        assert_allclose(prof.lower, fit.profile("pass@k", [1, 20], system=1)["lower"])
+        delta = system.interval("pass@k", [1, 20], method="delta")
+        assert not np.allclose(prof.lower, delta.lower)
+        with pytest.raises(ValueError, match="interval method"):
+            system.interval("pass@k", 1, method="wald")
+
+    def test_identified_coordinates(self, tiny):
+        _, _, fit = tiny
+        box = passmix.pooled._box(fit._blocks())
+        x_hat, T, P, box_x = passmix.pooled._profile_coordinates(fit._blocks(), fit.params, box)
+        assert_allclose(P @ T, np.eye(x_hat.size), atol=1e-12)
+        assert x_hat.size == fit.params.size - 1
+        # moving one relative ability moves that system alone: the others' Pass@1 stays
+        x = x_hat.copy()
+        x[1] += 0.3
+        z = fit.params + T @ (x - x_hat)
+        before, after = fit._values("pass@k", np.array([1]), None), \
+            fit._values("pass@k", np.array([1]), z)
+        assert after[1, 0] > before[1, 0]
+        loglik, _ = _brute_model(*tiny[:2], fit.grid)
+        # and the likelihood does not see the abilities' common shift
+        assert loglik(fit.params + 0.7 * np.r_[np.ones(3), np.zeros(3)]) == pytest.approx(
+            fit.loglik, abs=1e-6)
+
+
+class TestTaskSpread:
+    def test_small_spread_is_the_probability_scale_quadrature(self):
+        from passmix.pooled import _with_task_spread
+        base = np.array([0.3, 0.5])
+        lower, upper = np.array([0.28, 0.47]), np.array([0.33, 0.52])
+        var = np.array([1e-6, 4e-6])
+        lo, hi = _with_task_spread(base, lower, upper, var, 1.96)
+        assert_allclose(lo, base - np.hypot(base - lower, 1.96 * np.sqrt(var)), rtol=2e-3)
+        assert_allclose(hi, base + np.hypot(upper - base, 1.96 * np.sqrt(var)), rtol=2e-3)
+
+    def test_ends_stay_inside_zero_one(self):
+        from passmix.pooled import _with_task_spread
+        # one task carries the metric: the probability scale would cut the lower end to 0
+        base = np.array([1e-3, 1e-30, 0.999])
+        var = np.array([1e-6, 1e-58, 1e-6])
+        lo, hi = _with_task_spread(base, base * 0.5, base * 1.5 - np.r_[0, 0, 0.5], var, 1.96)
+        assert (lo > 0).all() and (lo < base).all()
+        assert (hi > base).all() and (hi < 1).all()
+        # and nothing but the parameters' ends where the tasks add nothing
+        lo0, hi0 = _with_task_spread(base, base * 0.5, np.minimum(base * 1.5, 1.0),
+                                     np.zeros(3), 1.96)
+        assert_allclose(lo0, base * 0.5)
+
+
+class TestSandwich:
+    """The task-level sandwich that widens the pooled intervals where the model is wrong."""
+
+    @pytest.fixture(scope="class")
+    def fits(self):
+        rng = np.random.default_rng(11)
+        d = rng.normal(0.0, 1.5, 150)
+        a = np.array([-1.0, 0.0, 1.0])
+        y, m, _ = simulate(rng, a, np.full(3, 1e4), d, 20)
+        right = fit_pooled(Panel(y, m), seed=0)
+        # the third system sees the tasks in another order: its own difficulties
+        y2 = y.copy()
+        y2[2], _, _ = simulate(rng, a[2:], np.full(1, 1e4), rng.permutation(d), 20)
+        wrong = fit_pooled(Panel(y2, m), seed=0)
+        return right, wrong
+
+    def test_task_scores_sum_to_the_score(self, fits):
+        for fit in fits:
+            derivatives = fit._derivatives()
+            assert_allclose(derivatives.task_scores().sum(axis=1), derivatives.score(),
+                            atol=1e-8)
+
+    def test_inflation_near_one_where_the_model_holds(self, fits):
+        right, _ = fits
+        for k in (1, 10, 100):
+            assert (right._inflation("pass@k", k) < 1.6).all()
+
+    def test_inflation_finds_a_system_that_reorders_tasks(self, fits):
+        right, wrong = fits
+        # (its own small concentration takes up much of the misfit; the rest shows here)
+        assert wrong._inflation("pass@k", 10)[2] > max(1.15, right._inflation("pass@k", 10).max())
+        # and its intervals widen with it, profile and delta alike
+        for method in ("profile", "delta"):
+            robust = wrong.system(2).interval("pass@k", 10, method=method)
+            from dataclasses import replace
+            plain = replace(wrong, robust=False, _cache={}).system(2).interval(
+                "pass@k", 10, method=method)
+            # (the tasks' own spread, which the sandwich leaves alone, is most of the width)
+            assert robust.lower <= plain.lower + 1e-12 and robust.upper >= plain.upper - 1e-12
+            assert robust.upper - robust.lower > plain.upper - plain.lower
+
+
+def test_large_panels_default_to_delta_but_profile_a_system_on_its_bound(monkeypatch):
+    """Beyond PROFILE_CELLS the default is delta, except where the delta method says nothing."""
+    y = np.array([[0, 0, 0, 0, 0, 0], [0, 1, 0, 2, 1, 0], [2, 4, 1, 5, 3, 2]])
+    fit = fit_pooled(Panel(y, np.full(y.shape, 5)), seed=0, concentration="shared")
+    small = fit.summary([1, 10])
+    assert_allclose(small["lower"], fit.summary([1, 10], method="profile")["lower"])
+    monkeypatch.setattr(passmix.pooled, "PROFILE_CELLS", 10)
+    table = fit.summary([1, 10])
+    profile = fit.summary([1, 10], method="profile")
+    delta = fit.summary([1, 10], method="delta")
+    for s, want in ((0, profile), (1, delta), (2, delta)):
+        got, ref = table[table["system"] == s], want[want["system"] == s]
+        assert_allclose(got["upper"], ref["upper"], rtol=1e-12)
+    assert fit.system(0).interval("pass@k", 1).upper == pytest.approx(
+        profile.loc[(profile["system"] == 0) & (profile["metric"] == "pass@k"), "upper"].iloc[0])

@@ -39,10 +39,10 @@ def test_bad_arguments_are_named():
         sample_pooled(panel, target_accept=1.5)
     with pytest.raises(ValueError, match="seed must be an int"):
         sample_pooled(panel, seed=np.random.default_rng(0))
-    from passmix.pooled import _layout, build_pooled_model
+    from passmix.pooled import panel_layout, build_pooled_model
 
     with pytest.raises(ValueError, match="unknown prior 'vague'"):
-        build_pooled_model(_layout(panel), "normal", prior="vague")
+        build_pooled_model(panel_layout(panel), "normal", prior="vague")
 
 
 @pytest.mark.slow
@@ -78,11 +78,11 @@ def test_weak_prior_model_with_slopes():
     abilities (their mean is not identified)."""
     import pymc as pm
 
-    from passmix.pooled import _block_names, _layout, build_pooled_model
+    from passmix.pooled import block_names, panel_layout, build_pooled_model
 
     panel = Panel([[1, 2, 0], [0, 3, 1]], [[3, 3, 3], [3, 3, 3]])
-    model = build_pooled_model(_layout(panel), "normal", prior="weak", slope=True)
-    assert [rv.name for rv in model.free_RVs] == list(_block_names("normal", True))
+    model = build_pooled_model(panel_layout(panel), "normal", prior="weak", slope=True)
+    assert [rv.name for rv in model.free_RVs] == list(block_names("normal", True))
     kinds = {rv.name: rv.owner.op for rv in model.free_RVs}
     assert isinstance(kinds["log_slope"], type(kinds["ability"]))
     assert "slopes" in model.named_vars

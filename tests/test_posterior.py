@@ -21,6 +21,7 @@ from numpy.testing import assert_allclose, assert_array_equal
 from scipy.stats import norm
 
 import passmix
+from conftest import simulate_mixture
 import passmix.posterior
 import passmix.posterior_plots
 from passmix._validation import PosteriorWarning
@@ -43,11 +44,6 @@ METRICS = ("pass@k", "pass^k", "auc@k")
 EASY = ([1.0], [0.8], [1.6])  # one Beta component: mean 1/3, concentration 2.4
 
 
-def simulate(rng, j, m, w, a, b):
-    comp = rng.choice(len(w), size=j, p=w)
-    theta = rng.beta(np.asarray(a)[comp], np.asarray(b)[comp])
-    m = np.broadcast_to(m, (j,))
-    return passmix.Counts(rng.binomial(m, theta), m)
 
 
 def sample_recorded(*args, **kwargs):
@@ -61,7 +57,7 @@ def sample_recorded(*args, **kwargs):
 @pytest.fixture(scope="module")
 def easy():
     """Large J from a known Beta: 4 chains x 1000 draws, weak prior."""
-    counts = simulate(np.random.default_rng(11), 2000, 10, *EASY)
+    counts = simulate_mixture(np.random.default_rng(11), 2000, 10, *EASY)
     res = passmix.fit(counts, n_components=1, seed=0)
     idata, messages = sample_recorded(res, draws=1000, chains=4, tune=500, seed=3,
                                       k=[1, 5, 10, 60])
@@ -73,7 +69,7 @@ def small():
     """A small two-component run with varying m (structure tests)."""
     rng = np.random.default_rng(5)
     m = rng.choice([4, 8], size=400)
-    counts = simulate(rng, 400, m, [0.5, 0.5], [1.0, 12.0], [8.0, 2.0])
+    counts = simulate_mixture(rng, 400, m, [0.5, 0.5], [1.0, 12.0], [8.0, 2.0])
     res = passmix.fit(counts, n_components=2, seed=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PosteriorWarning)
@@ -174,7 +170,7 @@ class TestSample:
         assert np.all(np.abs(mean_hist - expected) <= 5 * se + 1e-9)
 
     def test_reproducible_with_seed(self):
-        counts = simulate(np.random.default_rng(1), 100, 5, *EASY)
+        counts = simulate_mixture(np.random.default_rng(1), 100, 5, *EASY)
         res = passmix.fit(counts, n_components=1, seed=0)
         kw = dict(draws=100, chains=2, tune=100, seed=7, check=False)
         first, second = sample(res, **kw), sample(res, **kw)
@@ -184,7 +180,7 @@ class TestSample:
                            second.posterior_predictive["count_histogram"].values)
 
     def test_from_counts_and_other_h(self):
-        counts = simulate(np.random.default_rng(2), 150, 6, *EASY)
+        counts = simulate_mixture(np.random.default_rng(2), 150, 6, *EASY)
         idata = sample(counts, draws=100, chains=2, tune=100, seed=1, n_components=1,
                        check=False)
         assert idata.posterior.sizes["component"] == 1
@@ -197,13 +193,12 @@ class TestSample:
         assert idata.posterior.sizes["component"] == other
         assert_allclose(idata.posterior.attrs["passmix_mle"], res.candidates[other].params)
 
-    def test_fit_sample_method_if_present(self, small):
+    def test_fit_sample_method_is_deprecated(self, small):
         res, _ = small
-        if not hasattr(passmix.MixtureFit, "sample"):
-            pytest.skip("MixtureFit.sample not added yet")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PosteriorWarning)
-            idata = res.sample(draws=100, chains=2, tune=100, seed=1)
+            with pytest.warns(DeprecationWarning, match="passmix.sample"):
+                idata = res.sample(draws=100, chains=2, tune=100, seed=1)
         assert isinstance(idata, az.InferenceData)
         assert idata.posterior.sizes["component"] == res.n_components
 
@@ -368,7 +363,7 @@ class TestDiagnostics:
 
     def test_hard_case_fires(self):
         """H = 3 on m = 2: eight parameters, two identified moments."""
-        counts = simulate(np.random.default_rng(5), 200, 2, [0.6, 0.4], [0.6, 6.0], [4.0, 2.5])
+        counts = simulate_mixture(np.random.default_rng(5), 200, 2, [0.6, 0.4], [0.6, 6.0], [4.0, 2.5])
         res = passmix.fit(counts, n_components=3, seed=0)
         idata, messages = sample_recorded(res, draws=300, chains=2, tune=300, seed=1, k=[60])
         assert any("identify only 2 moments" in m for m in messages)
@@ -466,7 +461,7 @@ def test_coverage_j30_m5_k60():
     hits = {}
     problems = 0
     for rep in range(n_rep):
-        counts = simulate(rng, 30, 5, *TAU)
+        counts = simulate_mixture(rng, 30, 5, *TAU)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             res = passmix.fit(counts, seed=rep)
@@ -509,7 +504,7 @@ def test_h1_posterior_equals_grid_quadrature():
     from scipy.stats import betabinom
 
     rng = np.random.default_rng(17)
-    counts = simulate(rng, 30, 5, [1.0], [0.7], [1.2])
+    counts = simulate_mixture(rng, 30, 5, [1.0], [0.7], [1.2])
     y, m, n = counts.pairs()
     # the integrand is smooth: this grid agrees with one 3x finer in each axis to 1e-13
     eta = np.linspace(-6.0, 6.0, 121)

@@ -94,6 +94,14 @@ def test_builtins_conform():
         check_estimator(name)
 
 
+def test_every_registered_estimator_conforms():
+    """The whole registry, joint estimators (pooled) included."""
+    import passmix.scaling  # noqa: F401  (registers its predictors)
+
+    for name in estimator_names():
+        check_estimator(name)
+
+
 def test_toy_conforms_and_reaches_estimate_table(laplace):
     assert isinstance(LaplaceEstimate(passmix.Counts([1], [2])), FittedResult)
     check_estimator("laplace")

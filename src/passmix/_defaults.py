@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 __all__ = ["CLI_K", "INTERVAL_METHODS", "LEVEL", "MAX_COMPONENTS", "MAX_INIT", "METRICS",
-           "POSTERIOR_K", "SUMMARY_K"]
+           "POOLED_MAX_TRIALS", "POSTERIOR_K", "SUMMARY_K"]
 
 #: Canonical metric names, as used in tables, the CLI and ``interval``.
 METRICS = ("pass@k", "pass^k", "auc@k")
@@ -22,3 +22,7 @@ POSTERIOR_K = (1, 5, 10, 60, 100, 1000)
 MAX_COMPONENTS = 10
 #: Largest number of random starts per number of components.
 MAX_INIT = 1000
+#: ``method="auto"`` pools groups that share tasks up to this median number of trials
+#: per task: as far as the pooled intervals were checked to cover on real data
+#: (docs/results/pooled_intervals.md); beyond, the per-group mixture.
+POOLED_MAX_TRIALS = 20

@@ -22,6 +22,8 @@ __all__ = [
     "check_k",
     "check_level",
     "check_metric",
+    "check_mixture",
+    "check_percentiles",
     "check_seed",
     "check_whole",
 ]
@@ -169,3 +171,46 @@ def check_seed(seed, name: str = "seed"):
     if seed < 0:
         raise ValueError(message)
     return int(seed)
+
+
+#: how far from 1 a mixture's weights may sum
+WEIGHT_SUM_TOL = 1e-6
+
+
+def check_mixture(weights, alpha, beta):
+    """Weights, alpha and beta of Beta mixtures as float arrays; components on the last axis."""
+    weights = np.asarray(weights, dtype=float)
+    alpha = np.asarray(alpha, dtype=float)
+    beta = np.asarray(beta, dtype=float)
+    try:
+        shape = np.broadcast_shapes(weights.shape, alpha.shape, beta.shape)
+    except ValueError:
+        raise ValueError(
+            f"weights {weights.shape}, alpha {alpha.shape} and beta {beta.shape} "
+            "do not broadcast; components go on the last axis."
+        ) from None
+    if len(shape) == 0:
+        raise ValueError("weights, alpha and beta need a component axis (last axis).")
+    if shape[-1] == 0:
+        raise ValueError("the mixture has no components (the last axis is empty).")
+    for name, arr in (("weights", weights), ("alpha", alpha), ("beta", beta)):
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} contains NaN or infinite values.")
+    if np.any(weights < 0):
+        raise ValueError("weights must be non-negative.")
+    total = weights.sum(axis=-1)
+    off = np.abs(total - 1.0) > WEIGHT_SUM_TOL
+    if np.any(off):
+        bad = float(np.atleast_1d(total)[np.atleast_1d(off)][0])
+        raise ValueError(f"weights must sum to 1 over the last axis, got a sum of {bad!r}.")
+    if np.any(alpha <= 0) or np.any(beta <= 0):
+        raise ValueError("alpha and beta must be positive.")
+    return weights, alpha, beta
+
+
+def check_percentiles(percentiles) -> tuple[float, ...]:
+    """Percentiles as a tuple of floats, each in [0, 100]."""
+    q = np.atleast_1d(np.asarray(percentiles, dtype=float))
+    if q.size == 0 or np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 100)):
+        raise ValueError(f"percentiles must be numbers in [0, 100], got {percentiles!r}.")
+    return tuple(float(v) for v in q)

@@ -60,17 +60,20 @@ class MethodName(click.ParamType):
 
     name = "method"
 
+    def __init__(self, auto: bool = False) -> None:
+        self.words = ("auto", "all") if auto else ("all",)
+
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
-        return "[" + "|".join([*estimator_names(), "all"]) + "]"
+        return "[" + "|".join([*self.words[:1], *estimator_names(), *self.words[1:]]) + "]"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None):
         key = str(value).strip().lower()
-        if key == "all":
+        if key in self.words:
             return key
         try:
             return get_estimator(key).name
         except ValueError:
-            choices = ", ".join(repr(n) for n in [*estimator_names(), "all"])
+            choices = ", ".join(repr(n) for n in [*estimator_names(), *self.words])
             self.fail(f"{value!r} is not one of {choices}.", param, ctx)
 
 
@@ -217,12 +220,16 @@ def main() -> None:
 @click.option("--level", type=LevelType(), default=0.95,
               help="Confidence level of the mixture's intervals.")
 @click.option("--interval", "interval", type=click.Choice(INTERVAL_METHODS, case_sensitive=False),
-              default="profile",
-              help="Interval of the mixture: profile likelihood, or the (faster) delta method.")
-@click.option("--method", type=MethodName(), default="mixture",
-              help="Estimator: the Beta mixture, the naive plug-in, the unbiased "
-                   "combinatorial one (only for k <= m), any registered with "
-                   "passmix.register_estimator, or all.")
+              default=None,
+              help="Interval of the mixture and the pooled model: profile likelihood, or "
+                   "the (faster) delta method.  [default: profile; for a pooled panel of "
+                   "more than 2,000 cells, delta but profile for a system on a bound]")
+@click.option("--method", type=MethodName(auto=True), default="auto",
+              help="Estimator: auto (the pooled model where groups share tasks and "
+                   "its intervals were checked to cover, else the mixture; the output "
+                   "says which and why), the Beta mixture, the pooled model, the naive "
+                   "plug-in, the unbiased combinatorial one (only for k <= m), any "
+                   "registered with passmix.register_estimator, or all.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS, case_sensitive=False),
               default="table", help="Output format.")
 @click.option("--max-components", type=click.IntRange(1, MAX_COMPONENTS), default=4,
@@ -327,9 +334,12 @@ def estimate(
             table = estimate_table(
                 groups, group_cols, k=horizons, level=level, method=method.lower(),
                 max_components=max_components, n_init=n_init, seed=seed,
-                interval=interval.lower(), progress=not quiet and _is_tty(sys.stderr),
+                interval=None if interval is None else interval.lower(),
+                progress=not quiet and _is_tty(sys.stderr),
                 jobs=jobs,
             )
+            if "method_note" in table.attrs and fmt.lower() != "table" and not quiet:
+                click.echo(table.attrs["method_note"], err=True)
             text = render(table, fmt.lower(), groups, group_cols, level)
             if output is None:
                 click.echo(text, nl=False)

@@ -972,7 +972,7 @@ def _long_counts(
 # --------------------------------------------------------------------------
 
 
-def _read_file(path: Path) -> tuple[pd.DataFrame, str]:
+def read_data_file(path: Path) -> tuple[pd.DataFrame, str]:
     """Read a supported file; return the frame and the row-numbering style.
 
     Any failure to parse names the file. A CSV or TSV header with a repeated
@@ -1242,7 +1242,7 @@ def _load(source, layout, group_by, task, successes, trials, outcome, log_format
             spec = detect_layout(df, layout="long", group_by=group_by, task="task",
                                  outcome="outcome", name=f"'{path.name}'")
             return df, spec, _frame_where(df.index, f"'{path.name}'", "file")
-        df, style = _read_file(path)
+        df, style = read_data_file(path)
         name = f"'{path.name}'"
     else:
         raise TypeError(

@@ -24,7 +24,8 @@ import pandas as pd
 from scipy.special import betainc, betaincinv
 
 from ._validation import check_k, check_metric, check_seed
-from .metrics import _mixture_iv, evaluate_metric
+from ._validation import check_mixture
+from .metrics import evaluate_metric
 
 __all__ = ["BetaMixture", "mixture_ppf", "wasserstein1", "wasserstein1_midpoint"]
 
@@ -65,7 +66,7 @@ class BetaMixture:
     __slots__ = ("weights", "alpha", "beta")
 
     def __init__(self, weights: Any, alpha: Any, beta: Any) -> None:
-        w, a, b = _mixture_iv(weights, alpha, beta)
+        w, a, b = check_mixture(weights, alpha, beta)
         w, a, b = np.broadcast_arrays(w, a, b)
         if w.ndim != 1:
             raise ValueError("a BetaMixture takes 1-d weights, alpha and beta (one entry per "

@@ -22,46 +22,15 @@ import numpy as np
 from scipy.special import digamma
 
 from ._special import expm1_ratio, log_rising_ratio, log_rising_ratio_per_d
-from ._validation import check_k, check_metric
+from ._validation import check_k, check_metric, check_mixture
 
 __all__ = ["auc_at_k", "metric_value", "pass_at_k", "pass_hat_k"]
 
 #: smallest normal double: metric values below it are reported as 0
 TINY = np.finfo(float).tiny
 # the weights of a mixture must sum to 1 within this (relative to the sum)
-_WEIGHT_SUM_TOL = 1e-6
 # relative step in log alpha / log beta of the AUC@k gradient (see _auc_terms)
 _AUC_STEP = 1e-5
-
-
-def _mixture_iv(weights, alpha, beta):
-    weights = np.asarray(weights, dtype=float)
-    alpha = np.asarray(alpha, dtype=float)
-    beta = np.asarray(beta, dtype=float)
-    try:
-        shape = np.broadcast_shapes(weights.shape, alpha.shape, beta.shape)
-    except ValueError:
-        raise ValueError(
-            f"weights {weights.shape}, alpha {alpha.shape} and beta {beta.shape} "
-            "do not broadcast; components go on the last axis."
-        ) from None
-    if len(shape) == 0:
-        raise ValueError("weights, alpha and beta need a component axis (last axis).")
-    if shape[-1] == 0:
-        raise ValueError("the mixture has no components (the last axis is empty).")
-    for name, arr in (("weights", weights), ("alpha", alpha), ("beta", beta)):
-        if not np.all(np.isfinite(arr)):
-            raise ValueError(f"{name} contains NaN or infinite values.")
-    if np.any(weights < 0):
-        raise ValueError("weights must be non-negative.")
-    total = weights.sum(axis=-1)
-    off = np.abs(total - 1.0) > _WEIGHT_SUM_TOL
-    if np.any(off):
-        bad = float(np.atleast_1d(total)[np.atleast_1d(off)][0])
-        raise ValueError(f"weights must sum to 1 over the last axis, got a sum of {bad!r}.")
-    if np.any(alpha <= 0) or np.any(beta <= 0):
-        raise ValueError("alpha and beta must be positive.")
-    return weights, alpha, beta
 
 
 def _log_complement(log_p):
@@ -98,6 +67,64 @@ def _fail_moment_sum(alpha, beta, k):
     return out
 
 
+def _power_sums(k: np.ndarray) -> list[np.ndarray]:
+    """``sum_{j<k} j^n`` for n = 0..4."""
+    n = k - 1.0
+    return [k, n * (n + 1) / 2, n * (n + 1) * (2 * n + 1) / 6, (n * (n + 1) / 2) ** 2,
+            n * (n + 1) * (2 * n + 1) * (3 * n ** 2 + 3 * n - 1) / 30]
+
+
+def _harmonic_gap(beta: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``psi(beta + k) - psi(beta) = sum_{j<k} 1 / (beta + j)``, also where beta >> k
+    (there as a series in j / beta: the digammas' difference would cancel)."""
+    k = np.asarray(k, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = digamma(beta + k) - digamma(beta)
+    far = k < 1e-3 * beta
+    if far.any():
+        b, s = beta[far], _power_sums(k[far])
+        out[far] = sum((-1.0 / b) ** p * s[p] for p in range(4)) / b
+    return out
+
+
+def _digamma_sum(beta: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``sum_{h=1..k} psi(beta + h) - psi(beta) = sum_{j<k} (k - j) / (beta + j)``.
+
+    As a series in k / beta where beta exceeds 1000 k, else in closed form,
+    ``(k + beta)(psi(beta + k) - psi(beta)) - k`` (which cancels to a relative
+    error of ~(beta / k)^2 x 1e-14, below 1e-8 there).
+    """
+    k = np.asarray(k, dtype=float)
+    out = (k + beta) * _harmonic_gap(beta, k) - k
+    series = k < 1e-3 * beta
+    if series.any():
+        b, kk = beta[series], k[series]
+        s = _power_sums(kk)
+        out[series] = sum((-1.0 / b) ** p * (kk * s[p] - s[p + 1]) for p in range(4)) / b
+    return out
+
+
+def _small_auc(alpha: np.ndarray, beta: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """AUC@k of components whose AUC is below ~1e-8, where ``1 - tail`` has lost its digits.
+
+    Up to k = 2000 the mean of Pass@h over h <= k, each accurate (its log terms);
+    beyond, to first order in alpha, ``alpha sum_h (psi(beta + h) - psi(beta)) / k``
+    (relative error ~ alpha (psi(beta + k) - psi(beta)) < 1e-8).
+    """
+    out = np.empty(alpha.shape)
+    direct = k <= 2000
+    for kk in np.unique(k[direct]):
+        rows = direct & (k == kk)
+        h = np.arange(1, int(kk) + 1)
+        lg, _ = _component_log_terms("pass@k", alpha[rows][:, None], beta[rows][:, None],
+                                     h[None, :])
+        out[rows] = np.exp(lg).mean(axis=1)
+    far = ~direct
+    if far.any():
+        out[far] = alpha[far] * _digamma_sum(beta[far], k[far]) / k[far]
+    return out
+
+
 def _auc_terms(alpha, beta, k, grad):
     """Log terms of one component's AUC@k (see :func:`_component_log_terms`).
 
@@ -111,19 +138,29 @@ def _auc_terms(alpha, beta, k, grad):
         up, down = np.exp(_AUC_STEP), np.exp(-_AUC_STEP)
         a_all = np.stack([alpha, alpha * up, alpha * down, alpha, alpha])
         b_all = np.stack([beta, beta, beta, beta * up, beta * down])
-        sums = _fail_moment_sum(a_all, b_all, k[None])
     else:
-        sums = _fail_moment_sum(alpha, beta, k)[None]
-    tail = np.clip(sums[0] / k, 0.0, 1.0)  # 1 - g
+        a_all, b_all = alpha[None], beta[None]
+    k_all = np.broadcast_to(k[None], a_all.shape)
+    tails = np.clip(_fail_moment_sum(a_all, b_all, k_all) / k_all, 0.0, 1.0)  # 1 - g
+    # where g is below ~1e-8, 1 - tail has lost its digits (Pass@h <= alpha times the
+    # harmonic gap, so that bounds g): computed directly there (_small_auc)
+    with np.errstate(over="ignore", invalid="ignore"):
+        small = a_all * _harmonic_gap(b_all, k_all) < 1e-8
+    small = np.broadcast_to(small.any(axis=0), a_all.shape) if grad else small
+    gs = 1.0 - tails
+    if small.any():
+        gs[small] = _small_auc(a_all[small], b_all[small], k_all[small].astype(float))
+    tail = tails[0]
     with np.errstate(divide="ignore"):
-        lg, l1g = np.log1p(-tail), np.log(tail)
+        lg = np.where(small[0], np.log(gs[0]), np.log1p(-tail))
+        l1g = np.where(small[0], np.log1p(-gs[0]), np.log(tail))
     if not grad:
         return lg, l1g
-    step = 2.0 * _AUC_STEP * k
-    d_tail_da = (sums[1] - sums[2]) / (step * alpha)
-    d_tail_db = (sums[3] - sums[4]) / (step * beta)
+    step = 2.0 * _AUC_STEP
+    d_tail_da = -(gs[1] - gs[2]) / (step * alpha)
+    d_tail_db = -(gs[3] - gs[4]) / (step * beta)
     with np.errstate(divide="ignore", invalid="ignore"):
-        inv_g, inv_tail = 1.0 / (1.0 - tail), 1.0 / tail
+        inv_g, inv_tail = 1.0 / gs[0], 1.0 / np.where(small[0], 1.0 - gs[0], tail)
     return (lg, l1g, -d_tail_da * inv_g, -d_tail_db * inv_g,
             d_tail_da * inv_tail, d_tail_db * inv_tail)
 
@@ -266,7 +303,7 @@ def metric_value(metric: str, weights, alpha, beta, k):
     """
     metric = check_metric(metric)
     k_arr, scalar = check_k(k)
-    weights, alpha, beta = _mixture_iv(weights, alpha, beta)
+    weights, alpha, beta = check_mixture(weights, alpha, beta)
     out = evaluate_metric(metric, weights, alpha, beta, k_arr)
     if scalar:
         out = out[..., 0]

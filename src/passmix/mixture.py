@@ -322,20 +322,23 @@ class MixtureFit:
     # -- posterior -------------------------------------------------------------
     def sample(self, draws: int = 1000, chains: int = 4, *, prior: str = "weak", seed=None,
                **kwargs):
-        """Sample this model's posterior (same H, same data) with NUTS.
+        """Deprecated: use ``passmix.sample(fit, ...)`` (:func:`passmix.posterior.sample`).
 
-        Thin wrapper of :func:`passmix.posterior.sample`: ``prior="weak"``
-        (default, proper) or ``"flat"`` (its mode is this MLE; a warning says
-        when it is improper for these data); other keywords (``tune``,
-        ``n_components``, ``sampler``, ``k``, ``cores``, ...) go there.
+        A fitted model knows nothing of samplers (the sampler takes the fit),
+        so that :mod:`passmix.posterior` can import this module without it
+        importing the sampler back. This wrapper goes in the next release.
 
         Returns
         -------
         arviz.InferenceData
             Metric draws via :func:`passmix.posterior_metrics`.
         """
-        from .posterior import sample
+        import importlib
 
+        warnings.warn("MixtureFit.sample is deprecated; use passmix.sample(fit, ...).",
+                      DeprecationWarning, stacklevel=2)
+        # imported by name, not by an import statement: the sampler imports this module
+        sample = importlib.import_module("passmix.posterior").sample
         return sample(self, draws, chains, prior=prior, seed=seed, **kwargs)
 
     # -- tables ----------------------------------------------------------------
@@ -453,7 +456,9 @@ def _metric_of_coordinates(metric: str, n_components: int):
     return logit, value, batch
 
 
-def _method_iv(method: str) -> str:
+def _method_iv(method: str | None) -> str:
+    if method is None:  # the protocol's "the result's own default"
+        return INTERVAL_METHODS[0]
     if not isinstance(method, str) or method.lower() not in INTERVAL_METHODS:
         raise ValueError(f"unknown interval method {method!r}; expected one of "
                          f"{', '.join(INTERVAL_METHODS)}.")

@@ -61,7 +61,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
-from scipy.special import betaln, expit, gammaln, log_softmax, logsumexp
+from scipy.special import betaln, expit, gammaln, log_softmax, logsumexp, ndtri
 
 from ._pytensor import cache_path, compile_mode, import_pytensor, load_cached, store_cached
 from ._defaults import METRICS, SUMMARY_K
@@ -72,8 +72,10 @@ from .inference import (Optimum, at_bound, covariance_from_information, gradient
 from .intervals import ConfidenceInterval
 from .metrics import evaluate_logit, evaluate_metric
 from .panel import Panel, as_panel
+from .profile import LikelihoodRegion, region_drop, repair_across_metrics
 
-__all__ = ["CONCENTRATIONS", "CRITERIA", "DEFAULT_GRID", "FAMILIES", "PooledFit", "PooledSystem",
+__all__ = ["CONCENTRATIONS", "CRITERIA", "DEFAULT_GRID", "FAMILIES", "PROFILE_CELLS", "PooledFit",
+           "PooledSystem",
            "WEAK_POOLED_PRIOR", "em_grid_weights", "fit_pooled",
            "fit_pooled_groups", "heldout_loglik"]
 
@@ -132,7 +134,7 @@ class _Layout:
         return self.pair_y.size
 
 
-def _layout(panel: Panel) -> _Layout:
+def panel_layout(panel: Panel) -> _Layout:
     y, m = panel.successes, panel.trials
     run = m > 0
     pairs = np.unique(np.stack([y[run], m[run]], axis=1), axis=0)
@@ -150,7 +152,7 @@ def _layout(panel: Panel) -> _Layout:
 
 
 # -- coordinates ------------------------------------------------------------------
-def _block_names(family: str, slope: bool = False) -> tuple[str, ...]:
+def block_names(family: str, slope: bool = False) -> tuple[str, ...]:
     """The model's free variables, in order."""
     tail = (("grid_logits",) if family == "grid"
             else ("difficulty_mean", "log_difficulty_sd", "component_logits"))
@@ -178,7 +180,7 @@ def _blocks(family: str, n_systems: int, n_grid: int, n_components: int = 1,
     return [(name, size) for name, size in blocks if size > 0]
 
 
-def _split(z: np.ndarray, blocks) -> dict[str, np.ndarray]:
+def split_blocks(z: np.ndarray, blocks) -> dict[str, np.ndarray]:
     out, start = {}, 0
     for name, size in blocks:
         out[name] = z[start:start + size]
@@ -203,14 +205,25 @@ def _system_parts(parts: dict[str, np.ndarray]):
     return a, log_kappa, _log_slopes(parts, a.size)
 
 
+def _lse(x: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
+    """``logsumexp`` of finite inputs along one axis (scipy's costs ~0.1 ms a call in
+    checks, and the profile's searches call it thousands of times)."""
+    top = x.max(axis=axis, keepdims=True)
+    out = top + np.log(np.exp(x - top).sum(axis=axis, keepdims=True))
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
 def _log_grid_weights(family: str, parts: dict[str, np.ndarray], grid: np.ndarray):
     if family == "grid":
-        return log_softmax(parts["grid_logits"])
+        logits = parts["grid_logits"]
+        return logits - _lse(logits)
     mean, log_sd = parts["difficulty_mean"], parts["log_difficulty_sd"]
-    log_pi = log_softmax(np.concatenate([[0.0], parts.get("component_logits", np.zeros(0))]))
+    logits = np.concatenate([[0.0], parts.get("component_logits", np.zeros(0))])
+    log_pi = logits - _lse(logits)
     dens = (log_pi[None, :] - log_sd[None, :]
             - 0.5 * ((grid[:, None] - mean[None, :]) / np.exp(log_sd)[None, :]) ** 2)
-    return log_softmax(logsumexp(dens, axis=1))
+    dens = dens[:, 0] if dens.shape[1] == 1 else _lse(dens, axis=1)
+    return dens - _lse(dens)
 
 
 # -- the likelihood in numpy (posteriors, metrics, and the reference in tests) -----
@@ -220,7 +233,7 @@ def _eta(a: np.ndarray, grid: np.ndarray, log_slope: np.ndarray | None = None) -
     return a[:, None] - slope * grid[None, :]
 
 
-def _shapes(a: np.ndarray, log_kappa: np.ndarray, grid: np.ndarray,
+def beta_shapes(a: np.ndarray, log_kappa: np.ndarray, grid: np.ndarray,
             log_slope: np.ndarray | None = None):
     """Beta shapes ``(alpha, beta)`` of each system at each grid point, (I, G) each."""
     eta = _eta(a, grid, log_slope)
@@ -230,7 +243,7 @@ def _shapes(a: np.ndarray, log_kappa: np.ndarray, grid: np.ndarray,
 
 def task_grid_loglik(layout: _Layout, a, log_kappa, grid, log_slope=None) -> np.ndarray:
     """``L[j, g]``: log-likelihood of every system's counts on task j if ``d_j = grid[g]``."""
-    alpha, beta = _shapes(np.asarray(a, float), np.asarray(log_kappa, float), grid,
+    alpha, beta = beta_shapes(np.asarray(a, float), np.asarray(log_kappa, float), grid,
                           None if log_slope is None else np.asarray(log_slope, float))
     ell = (layout.pair_log_comb[None, None, :]
            + betaln(alpha[:, :, None] + layout.pair_y, beta[:, :, None] + layout.pair_f)
@@ -336,6 +349,20 @@ class _PooledDerivatives:
         hess -= means @ means.T
         return -(self.transform.T @ hess @ self.transform)
 
+    def task_scores(self) -> np.ndarray:
+        """(n, J): each task's gradient of its log-likelihood term, in the free coordinates.
+
+        Tasks are independent given the parameters, so their outer products
+        sum to the score's variance whether or not the model is right (the
+        sandwich's meat).
+        """
+        n_s = self.d1.shape[0] * self.d1.shape[1]
+        means = np.zeros((n_s + self.w1.shape[1], self.r.shape[0]))
+        means[n_s:] = (self.r @ self.w1).T
+        for tasks, e in self.task_blocks():
+            means[:n_s, tasks] = (e * self.r[tasks][None]).sum(axis=2)
+        return self.transform.T @ means
+
     def posterior_contraction(self, weights: np.ndarray) -> np.ndarray:
         """``sum_jg weights[c, j, g] d r_jg / d theta`` for each row c, in the free coordinates.
 
@@ -359,24 +386,27 @@ class _PooledDerivatives:
 
 
 def _pooled_derivatives(layout: _Layout, grid: np.ndarray, family: str, blocks,
-                        z: np.ndarray, step: float = 1e-4) -> _PooledDerivatives:
+                        z: np.ndarray, step: float = 1e-4, second: bool = True
+                        ) -> _PooledDerivatives:
     """The analytic derivative pieces of the pooled model at coordinates `z`.
 
     The difficulty distribution's ``log w`` is differenced (a cheap G-vector,
     to ~1e-8); everything else is analytic (digamma and trigamma of the Beta
-    shapes).
+    shapes). Without `second` the second derivatives (``d2``, ``w2``) are
+    left as zeros: the score and the posterior's derivative do not need them.
     """
     from scipy.special import digamma, polygamma
 
-    parts = _split(z, blocks)
+    parts = split_blocks(z, blocks)
     a, log_kappa, log_s = _system_parts(parts)
     log_w = _log_grid_weights(family, parts, grid)
     slope = "log_slope" in parts
     n_sys, n_grid = a.size, grid.size
     eta = _eta(a, grid, log_s)                                            # (I, G)
     kappa = np.exp(log_kappa)[:, None]
-    sig = expit(eta)
-    alpha, beta = kappa * sig, kappa * (1.0 - sig)
+    # 1 - expit(eta) rounds to 0 from eta ~ 37 (beta = 0, digamma infinite): expit(-eta)
+    sig, co_sig = expit(eta), expit(-eta)
+    alpha, beta = kappa * sig, kappa * co_sig
     y, f = layout.pair_y, layout.pair_f
     m_tot = y + f
     A, B = alpha[:, :, None], beta[:, :, None]
@@ -384,10 +414,11 @@ def _pooled_derivatives(layout: _Layout, grid: np.ndarray, family: str, blocks,
     tri = lambda v: polygamma(1, v)  # noqa: E731
     e_a = digamma(A + y) - digamma(K + m_tot) - digamma(A) + digamma(K)
     e_b = digamma(B + f) - digamma(K + m_tot) - digamma(B) + digamma(K)
-    e_aa = tri(A + y) - tri(K + m_tot) - tri(A) + tri(K)
-    e_bb = tri(B + f) - tri(K + m_tot) - tri(B) + tri(K)
-    e_ab = -tri(K + m_tot) + tri(K)
-    q = (kappa * sig * (1.0 - sig))[:, :, None]                            # d alpha / d eta
+    if second:
+        e_aa = tri(A + y) - tri(K + m_tot) - tri(A) + tri(K)
+        e_bb = tri(B + f) - tri(K + m_tot) - tri(B) + tri(K)
+        e_ab = -tri(K + m_tot) + tri(K)
+    q = (kappa * sig * co_sig)[:, :, None]                            # d alpha / d eta
     curv = (1.0 - 2.0 * sig)[:, :, None]
     # per unit u: (d alpha/du, d beta/du); second derivatives below
     units = ["ability", "log_concentration"] + (["log_slope"] if slope else [])
@@ -403,11 +434,13 @@ def _pooled_derivatives(layout: _Layout, grid: np.ndarray, family: str, blocks,
             first[u] = (q * d_eta[u], -q * d_eta[u])
     shape = (n_sys, n_u, n_grid, y.size)
     d1 = np.empty(shape)
-    d2 = np.empty((n_sys, n_u, n_u, n_grid, y.size))
+    d2 = np.zeros((n_sys, n_u, n_u, n_grid, y.size) if second else (n_sys, n_u, n_u, 1, 1))
     for x, u in enumerate(units):
         au, bu = first[u]
         d1[:, x] = e_a * au + e_b * bu
         for w_, v in enumerate(units):
+            if not second:
+                break
             av, bv = first[v]
             # second derivatives of (alpha, beta) in (u, v)
             if u == "log_concentration" and v == "log_concentration":
@@ -432,22 +465,23 @@ def _pooled_derivatives(layout: _Layout, grid: np.ndarray, family: str, blocks,
     def log_weights(omega):
         zz = z.copy()
         zz[w_index] = omega
-        return _log_grid_weights(family, _split(zz, blocks), grid)
+        return _log_grid_weights(family, split_blocks(zz, blocks), grid)
 
     omega0 = z[w_index]
     w1 = np.empty((n_grid, n_w))
-    w2 = np.empty((n_grid, n_w, n_w))
+    w2 = np.zeros((n_grid, n_w, n_w))
     if family == "grid":
         w = np.exp(log_w)
         w1[:] = np.eye(n_grid) - w[None, :]              # d log softmax_g / d logit_h
-        w2[:] = -(np.diag(w) - np.outer(w, w))[None]
+        if second:
+            w2[:] = -(np.diag(w) - np.outer(w, w))[None]
     else:
         h = step * np.maximum(1.0, np.abs(omega0))
         eye = np.eye(n_w)
         for c in range(n_w):
             up, down = log_weights(omega0 + h[c] * eye[c]), log_weights(omega0 - h[c] * eye[c])
             w1[:, c] = (up - down) / (2 * h[c])
-        for c in range(n_w):
+        for c in range(n_w if second else 0):
             for d in range(c, n_w):
                 pp = log_weights(omega0 + h[c] * eye[c] + h[d] * eye[d])
                 pm = log_weights(omega0 + h[c] * eye[c] - h[d] * eye[d])
@@ -468,7 +502,7 @@ def _pooled_derivatives(layout: _Layout, grid: np.ndarray, family: str, blocks,
             transform[rows[:, None], cols[None, :]] = centre
     transform[n_sys * n_u + np.arange(n_w), w_index] = 1.0
     joint = log_w[None, :] + task_grid_loglik(layout, a, log_kappa, grid, log_s)
-    r = np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
+    r = np.exp(joint - _lse(joint, axis=1, keepdims=True))
     return _PooledDerivatives(r, d1, d2, w1, w2, transform, layout.cell_pair)
 
 
@@ -514,7 +548,7 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
                          component_logits=comp.shape[0] - 1)
         if prior == "flat":
             free = {name: pm.Flat(name, shape=(sizes[name],))
-                    for name in _block_names(family, slope)}
+                    for name in block_names(family, slope)}
         elif prior == "weak":
             # the abilities' common shift (and the log-slopes' mean) is not identified:
             # a zero-sum normal leaves it out, so NUTS does not wander along it
@@ -522,7 +556,7 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
                                             shape=(layout.n_systems,))
                            if name in ("ability", "log_slope") else
                            pm.Normal(name, *WEAK_POOLED_PRIOR[name], shape=(sizes[name],)))
-                    for name in _block_names(family, slope)}
+                    for name in block_names(family, slope)}
         else:
             raise ValueError(f"unknown prior {prior!r}; expected 'flat' or 'weak'.")
         # centred, not "the last is minus the sum of the others": every ability stays
@@ -595,7 +629,7 @@ class PooledObjective:
         self.blocks = _blocks(self.family, layout.n_systems, len(grid), n_components, self.slope,
                               self.shared)
         self._sizes = [dict(self.blocks).get(name, 0)
-                       for name in _block_names(self.family, self.slope)]
+                       for name in block_names(self.family, self.slope)]
 
     def logp_dlogp(self, z: np.ndarray) -> tuple[float, np.ndarray]:
         z = np.asarray(z, dtype=float)
@@ -648,7 +682,7 @@ def _compile_pooled(family: str, slope: bool, shared: bool):
     # placeholder data of the right ranks; set_data swaps in each panel's
     dummy = _Layout(2, 1, np.zeros(1), np.ones(1), np.zeros(1), np.ones((1, 2)))
     model = build_pooled_model(dummy, family, DEFAULT_GRID, slope=slope, shared=shared)
-    if [v.name for v in model.value_vars] != list(_block_names(family, slope)):  # pragma: no cover
+    if [v.name for v in model.value_vars] != list(block_names(family, slope)):  # pragma: no cover
         raise RuntimeError("unexpected order of the pooled model's variables")
     logp = model.logp(jacobian=False)
     dlogp = model.dlogp(model.free_RVs, jacobian=False)
@@ -780,7 +814,7 @@ class _ProfiledGrid:
 
     def full(self, theta: np.ndarray) -> np.ndarray:
         """The full coordinates at `theta`, weights set to their EM maximiser."""
-        a, log_kappa, log_s = _system_parts(_split(theta, self.objective.blocks[:-1]))
+        a, log_kappa, log_s = _system_parts(split_blocks(theta, self.objective.blocks[:-1]))
         ll = task_grid_loglik(self.layout, a, log_kappa, self.grid, log_s)
         scaled = np.exp(ll - ll.max(axis=1, keepdims=True))
         # keep a floor so a point EM has emptied can come back at a later theta
@@ -885,7 +919,7 @@ def _fit_family(panel: Panel, layout: _Layout, family: str, grid: np.ndarray, n_
     projected = np.where((held[:, 0] & (grad < 0)) | (held[:, 1] & (grad > 0)), 0.0, grad)
     converged = bool(np.max(np.abs(projected)) < _GRAD_TOL * np.sqrt(layout.n_tasks))
     best = replace(best, converged=converged)
-    parts = _split(best.params, blocks)
+    parts = split_blocks(best.params, blocks)
     k = _n_params(family, parts, layout.n_systems)
     n_obs = layout.n_tasks
     return _Candidate(family, best, parts, k, -2.0 * best.loglik + k * np.log(n_obs),
@@ -929,6 +963,12 @@ class PooledFit:
         Whether each system has its own concentration or one is shared by all
         (``fit_pooled(concentration=...)``); :attr:`concentrations` has one
         value per system either way.
+    robust : bool
+        Whether intervals are widened where the tasks' own scores vary more than
+        the model's information says (a sandwich check, per system, metric and
+        horizon; :meth:`_inflation`): True by default, since the shared
+        difficulty order is an assumption real systems break. ``replace(fit,
+        robust=False, _cache={})`` gives the model-only intervals.
     """
 
     panel: Panel
@@ -946,6 +986,7 @@ class PooledFit:
     n_components: int = 1
     slope: bool = False
     concentration: str = "system"
+    robust: bool = True
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # -- the model's quantities ---------------------------------------------------
@@ -966,7 +1007,7 @@ class PooledFit:
     def _coordinates(self, z: np.ndarray):
         """Abilities, log-concentrations, log grid weights and log-slopes at coordinates `z`
         (per system, (I,), but the weights)."""
-        parts = _split(z, self._blocks())
+        parts = split_blocks(z, self._blocks())
         a, log_kappa, log_s = _system_parts(parts)
         return a, log_kappa, _log_grid_weights(self.family, parts, self.grid), log_s
 
@@ -974,7 +1015,7 @@ class PooledFit:
         """``r[j, g]``: posterior probability that task j's difficulty is ``grid[g]``."""
         a, log_kappa, log_w, log_s = self._coordinates(self.params if z is None else z)
         joint = log_w[None, :] + task_grid_loglik(self._layout, a, log_kappa, self.grid, log_s)
-        return np.exp(joint - logsumexp(joint, axis=1, keepdims=True))
+        return np.exp(joint - _lse(joint, axis=1, keepdims=True))
 
     def _posterior(self, z: np.ndarray | None) -> np.ndarray:
         """The task posterior at `z`, kept for the optimum (every metric call needs it)."""
@@ -1003,7 +1044,7 @@ class PooledFit:
         most (m + 1) x G components instead of J x G.
         """
         a, log_kappa, _, log_s = self._coordinates(self.params if z is None else z)
-        alpha, beta = _shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
+        alpha, beta = beta_shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
         pairs, member = self._pairs(i)
         weights = member @ r / r.shape[0]
         y = pairs[0].astype(float)[:, None]
@@ -1094,6 +1135,39 @@ class PooledFit:
             self._cache["cov"] = cov
         return self._cache["cov"]
 
+    def _robust_covariance(self) -> np.ndarray:
+        """The sandwich ``C S C``: C the inverse observed information (:meth:`_covariance`),
+        S the sum of the tasks' score outer products (:meth:`_PooledDerivatives.task_scores`)."""
+        if "robust_cov" not in self._cache:
+            cov = self._covariance()
+            scores = self._derivatives().task_scores()
+            free = np.diag(cov) > 0
+            scores[~free] = 0.0
+            self._cache["robust_cov"] = cov @ (scores @ scores.T) @ cov
+        return self._cache["robust_cov"]
+
+    def _inflation(self, metric: str, k: int) -> np.ndarray:
+        """(I,): how much wider the sandwich says each system's metric logit varies than the
+        observed information does, as a variance ratio, at least 1.
+
+        Where the model is wrong (the tasks' difficulty order differs between
+        systems, the difficulty distribution is off) the tasks' own scores
+        vary more than the model's curvature implies; the ratio carries that
+        into the intervals, per system, metric and horizon. It is never
+        taken below 1: where the model fits, the model's information stays.
+        """
+        key = ("inflation", metric, int(k))
+        if key not in self._cache:
+            cov, robust = self._covariance(), self._robust_covariance()
+            grads, _ = self._logit_gradients(metric, np.array([int(k)]), np.diag(cov) > 0)
+            g = grads[:, :, 0]
+            model = np.einsum("ci,cd,di->i", g, cov, g)
+            sandwich = np.einsum("ci,cd,di->i", g, robust, g)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(model > 0, sandwich / model, 1.0)
+            self._cache[key] = np.maximum(np.nan_to_num(ratio, nan=1.0, posinf=1.0), 1.0)
+        return self._cache[key]
+
     def delta(self, metric: str, k, level: float = 0.95, system=None) -> pd.DataFrame:
         """Delta-method intervals on the logit scale, per system and horizon.
 
@@ -1103,7 +1177,9 @@ class PooledFit:
         parameter variance is added the variance of the benchmark metric
         given the parameters (each task's own success probability is known
         only through its posterior; :meth:`_task_variance`), since the metric
-        is one of these tasks. Coverage is checked by simulation in
+        is one of these tasks; with :attr:`robust` the parameters' part is
+        widened by the sandwich (:meth:`_inflation`). Coverage is checked by
+        simulation in
         ``benchmarks/coverage_pooled.py`` and ``tests/test_pooled.py``.
         """
         metric = check_metric(metric)
@@ -1111,7 +1187,7 @@ class PooledFit:
         k_arr, _ = check_k(k)
         # every system at once: each perturbed point's task posterior is shared by
         # all systems, and tables ask for every system in turn (kept per request)
-        key = ("delta", metric, tuple(k_arr.tolist()), level)
+        key = ("delta", metric, tuple(k_arr.tolist()), level, self.robust)
         if key not in self._cache:
             self._cache[key] = self._delta_all(metric, k_arr, level)
         table = self._cache[key]
@@ -1130,6 +1206,9 @@ class PooledFit:
         base = self._values(metric, k_arr, rows=rows)
         grads, centre = self._logit_gradients(metric, k_arr, np.diag(cov) > 0)
         se_logit = np.sqrt(np.maximum(np.einsum("cik,cd,dik->ik", grads, cov, grads), 0.0))
+        if self.robust:
+            se_logit = se_logit * np.sqrt(np.stack([self._inflation(metric, k) for k in k_arr],
+                                                   axis=1))
         # rounding may put the estimate a hair outside expit of its own logit's interval
         lower = np.minimum(expit(centre - z_crit * se_logit), base)
         upper = np.maximum(expit(centre + z_crit * se_logit), base)
@@ -1137,18 +1216,161 @@ class PooledFit:
         # stay uncertain given the data even at known parameters: add that variance to
         # each half-width in quadrature, on the probability scale (on the logit scale
         # it is divided by M^2, which for a small Pass^k blows up to an interval of ~1)
-        sd_tasks = np.sqrt(self._task_variance(metric, k_arr))
-        lower = np.clip(base - np.hypot(base - lower, z_crit * sd_tasks), 0.0, base)
-        upper = np.clip(base + np.hypot(upper - base, z_crit * sd_tasks), base, 1.0)
+        var_tasks = self._task_variance(metric, k_arr)
+        lower, upper = _with_task_spread(base, lower, upper, var_tasks, z_crit)
         # the se on the probability scale: d expit = M (1 - M) d logit
-        se = np.hypot(base * (1 - base) * se_logit, sd_tasks)
+        se = np.hypot(base * (1 - base) * se_logit, np.sqrt(var_tasks))
+        return self._table(metric, k_arr, rows, base, se, lower, upper)
+
+    def _table(self, metric, k_arr, rows, base, se, lower, upper) -> pd.DataFrame:
         labels = self.systems
         frames = [pd.DataFrame({"system": [labels[i]] * k_arr.size, "metric": metric, "k": k_arr,
                                 "estimate": base[n], "se": se[n], "lower": lower[n],
                                 "upper": upper[n]}) for n, i in enumerate(rows)]
         return pd.concat(frames, ignore_index=True)
 
-    def _task_variance(self, metric: str, k_arr: np.ndarray) -> np.ndarray:
+    def profile(self, metric: str, k, level: float = 0.95, system=None) -> pd.DataFrame:
+        """Profile-likelihood intervals, per system and horizon.
+
+        The model part of each interval is the smallest and largest value of
+        the system's metric over the parameters whose log-likelihood is within
+        ``chi2(1).ppf(level) / 2`` of the maximum: every other coordinate (the
+        difficulty distribution, the concentrations, the other abilities) is
+        profiled out (:class:`passmix.profile.LikelihoodRegion`). Unlike the
+        delta method this reaches in from a bound: an ability the data push to
+        its bound (a system that solved nothing) still gets an upper end where
+        the shared difficulty distribution stops it. As in :meth:`delta`, the
+        spread of the benchmark metric over these tasks given the parameters
+        is then added (:func:`_with_task_spread`). With :attr:`robust` the
+        region's cut is widened by the sandwich's ratio for that system,
+        metric and horizon (:meth:`_inflation`). ``se`` is the delta
+        method's. Coverage on real data: ``docs/results/pooled_intervals.md``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> rng = np.random.default_rng(0)
+        >>> d = rng.normal(2.0, 1.5, size=60)
+        >>> p = 1 / (1 + np.exp(-(np.array([[-1.0], [0.0], [1.0]]) - d)))
+        >>> panel = passmix.Panel(rng.binomial(5, p), np.full(p.shape, 5), systems=["a", "b", "c"])
+        >>> fit = passmix.fit_pooled(panel, seed=0)
+        >>> table = fit.profile("pass@k", [1, 100], system="b")
+        >>> bool((table["lower"] < table["estimate"]).all() and
+        ...      (table["estimate"] < table["upper"]).all())
+        True
+        """
+        metric = check_metric(metric)
+        level = check_level(level)
+        k_arr, _ = check_k(k)
+        rows = (range(self._layout.n_systems) if system is None
+                else [self.panel.index(system)])
+        delta = self.delta(metric, k_arr, level)
+        parts = []
+        for i in rows:
+            key = ("profile", metric, tuple(k_arr.tolist()), level, i, self.robust)
+            if key not in self._cache:
+                self._cache[key] = self._profile_system(metric, k_arr, level, i)
+            parts.append(self._cache[key])
+        first = [i * k_arr.size for i in rows]
+        take = np.concatenate([np.arange(f, f + k_arr.size) for f in first])
+        table = delta.iloc[take].reset_index(drop=True)
+        table["lower"] = np.concatenate([lo for lo, _ in parts])
+        table["upper"] = np.concatenate([hi for _, hi in parts])
+        return table
+
+    def _profile_system(self, metric: str, k_arr: np.ndarray, level: float, i: int):
+        """System i's profile ends (with the tasks' spread) at every horizon."""
+        lower, upper = np.empty(k_arr.size), np.empty(k_arr.size)
+        # at k = 1 every metric is the mean: searched once for all three
+        one = k_arr == 1
+        for part, name in ((one, "pass@k"), (~one, metric)):
+            if part.any():
+                key = ("profile-model", name, tuple(k_arr[part].tolist()), level, i,
+                       self.robust)
+                if key not in self._cache:
+                    self._cache[key] = self._model_ends(name, k_arr[part], level, i)
+                lower[part], upper[part] = self._cache[key]
+        base = self._values(metric, k_arr, rows=[i])[0]
+        lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
+        z_crit = ndtri(0.5 + level / 2)
+        var_tasks = self._task_variance(metric, k_arr, rows=[i])[0]
+        lower, upper = _with_task_spread(base, lower, upper, var_tasks, z_crit)
+        lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
+        for arr in (lower, upper):
+            arr.flags.writeable = False
+        return lower, upper
+
+    def _model_ends(self, metric: str, k_arr: np.ndarray, level: float, i: int):
+        """The smallest and largest value of system i's metric over the likelihood region
+        (widened by the sandwich's :meth:`_inflation` with :attr:`robust`), per horizon."""
+        if not self.robust:
+            return self._region_ends(metric, k_arr, level, i, 1.0)
+        lower, upper = np.empty(k_arr.size), np.empty(k_arr.size)
+        for n, k in enumerate(k_arr):
+            scale = float(self._inflation(metric, k)[i])
+            lower[n], upper[n] = (e[0] for e in self._region_ends(metric, k_arr[n:n + 1], level,
+                                                                  i, scale))
+        return lower, upper
+
+    def _region_ends(self, metric: str, k_arr: np.ndarray, level: float, i: int,
+                     scale: float):
+        """Extremes of system i's metric over the region whose drop is `scale` times the
+        chi-square's."""
+        objective = get_pooled_objective(self._layout, self.family, self.grid,
+                                         self.n_components, self.slope,
+                                         self.concentration == "shared")
+        all_coordinates = np.ones(self.params.size, dtype=bool)
+        with objective.lock:
+            objective.set_data(self._layout, self.grid, self.n_components)
+            region = self._region(objective, level, scale)
+            sliced = region.objective
+
+            def logit(x, t):
+                grads, centre = self._logit_gradients(metric, np.array([t]), all_coordinates,
+                                                      sliced.full(x), rows=[i])
+                return float(centre[0, 0]), sliced.T.T @ grads[:, 0, 0]
+
+            def value(x, t):
+                return float(self._values(metric, np.array([t]), sliced.full(x), rows=[i])[0, 0])
+
+            def batch(xs, t):
+                return np.array([self._logits(metric, np.array([t]), sliced.full(x),
+                                              rows=[i])[0, 0] for x in xs])
+
+            lower, upper, _ = region.extremes(logit, value, k_arr, batch)
+        return lower, upper
+
+    def _region(self, objective: PooledObjective, level: float, scale: float = 1.0
+                ) -> LikelihoodRegion:
+        """The likelihood region at `level` in the identified coordinates, built once.
+
+        The abilities (and log-slopes, and the grid's logits) enter the
+        likelihood up to a common shift, so one coordinate of each such block
+        is taken out (:func:`_profile_coordinates`); the region is searched in
+        the others. The likelihood has one optimum in all the fits seen, so
+        the searches start from the estimate's own spread only, fewer than the
+        mixture's.
+        """
+        key = ("region", level, scale)
+        if key not in self._cache:
+            blocks = self._blocks()
+            box = _box(blocks)
+            x_hat, T, P, box_x = _profile_coordinates(blocks, self.params, box)
+            search = _Affine(objective, self.params, x_hat, T)
+            # a held relative ability moves its system's logit one for one: searched as is
+            region = LikelihoodRegion(search, x_hat, self.loglik - scale * region_drop(level),
+                                      P @ self._covariance() @ P.T, box_x,
+                                      held_logistic=self.family == "grid" or self.slope)
+            region.n_starts, region.n_far, region.n_polish, region.max_restarts = 1, 0, 1, 1
+            region.use_spread, region.ray_tol = False, 1e-3
+            region.polish_options = {"maxiter": 60, "ftol": 1e-6}
+            self._cache[key] = region
+        region = self._cache[key]
+        region.objective.objective = objective
+        return region
+
+    def _task_variance(self, metric: str, k_arr: np.ndarray, rows=None) -> np.ndarray:
         """(I, K) variance of each system's benchmark metric given the data, at the optimum.
 
         Task j's success probability has a posterior (a mixture over the grid
@@ -1163,9 +1385,10 @@ class PooledFit:
         r = self._posterior(None)
         a, log_kappa, _, log_s = self._coordinates(self.params)
         n_tasks = r.shape[0]
-        out = np.empty((self._layout.n_systems, k_arr.size))
-        for i in range(self._layout.n_systems):
-            alpha, beta = _shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
+        rows = range(self._layout.n_systems) if rows is None else rows
+        out = np.empty((len(rows), k_arr.size))
+        for n, i in enumerate(rows):
+            alpha, beta = beta_shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
             pairs, member = self._pairs(i)
             codes = np.argmax(member, axis=0)
             a_c = alpha + pairs[0][:, None]                  # (pairs, G)
@@ -1189,18 +1412,20 @@ class PooledFit:
 
             if metric == "auc@k":
                 sds = np.empty((n_tasks, k_arr.size))
-                for n, kv in enumerate(k_arr):
+                for c, kv in enumerate(k_arr):
                     h = np.unique(np.geomspace(1, kv, num=min(int(kv), 24)).round()).astype(int)
                     sd_h = task_sd(h, False)
-                    sds[:, n] = (sd_h[:, 0] if h.size == 1 else
+                    sds[:, c] = (sd_h[:, 0] if h.size == 1 else
                                  np.trapezoid(sd_h, h, axis=1) / max(h[-1] - h[0], 1))
             else:
                 sds = task_sd(k_arr, metric == "pass^k")
-            out[i] = (sds ** 2).sum(axis=0) / n_tasks ** 2
+            out[n] = (sds ** 2).sum(axis=0) / n_tasks ** 2
         return out
 
-    def _logit_gradients(self, metric: str, k_arr: np.ndarray, active: np.ndarray):
-        """(C, I, K) gradients of every system's metric logit in the free coordinates, and logits.
+    def _logit_gradients(self, metric: str, k_arr: np.ndarray, active: np.ndarray,
+                         z: np.ndarray | None = None, rows=None):
+        """(C, len(rows), K) gradients of the systems' metric logits in the free coordinates,
+        and the logits, (len(rows), K), at coordinates `z` (the optimum by default).
 
         System i's metric is a function of its component weights (the task
         posterior, which every coordinate moves) and its component shapes
@@ -1210,24 +1435,30 @@ class PooledFit:
         the posterior's own derivative is analytic
         (:meth:`_PooledDerivatives.posterior_contraction`): nothing is
         differenced, and the cost is a few matrix products over (task, grid).
+        `rows` are system positions (default all).
         """
         n_sys = self._layout.n_systems
-        r0 = self._posterior(None)
-        a, log_kappa, _, log_s = self._coordinates(self.params)
+        rows = list(range(n_sys)) if rows is None else list(rows)
+        at = self.params if z is None else np.asarray(z, dtype=float)
+        derivatives = (self._derivatives() if z is None else
+                       _pooled_derivatives(self._layout, self.grid, self.family, self._blocks(),
+                                           at, second=False))
+        r0 = self._posterior(None) if z is None else derivatives.r
+        a, log_kappa, _, log_s = self._coordinates(at)
         eta = _eta(a, self.grid, log_s)
         kappa = np.exp(log_kappa)[:, None]
         d_eta = kappa * expit(eta) * expit(-eta)            # d alpha / d eta = -d beta / d eta
         # d eta / d log s_i = -s_i d
         d_eta_log_s = -np.exp(log_s)[:, None] * self.grid[None, :]
-        prior_alpha, prior_beta = _shapes(a, log_kappa, self.grid, log_s)
+        prior_alpha, prior_beta = beta_shapes(a, log_kappa, self.grid, log_s)
         starts = dict(zip([name for name, _ in self._blocks()],
                           np.cumsum([0] + [size for _, size in self._blocks()])))
         shared = self.concentration == "shared"
-        centre = np.empty((n_sys, k_arr.size))
-        by_weight, direct = [], np.zeros((self.params.size, n_sys, k_arr.size))
-        for i in range(n_sys):
-            w, alpha, beta, keep = self._system_mixture(i, None, r0, with_mask=True)
-            centre[i], (gw, ga, gb) = evaluate_logit(metric, w, alpha, beta, k_arr)
+        centre = np.empty((len(rows), k_arr.size))
+        by_weight, direct = [], np.zeros((at.size, len(rows), k_arr.size))
+        for n, i in enumerate(rows):
+            w, alpha, beta, keep = self._system_mixture(i, z, r0, with_mask=True)
+            centre[n], (gw, ga, gb) = evaluate_logit(metric, w, alpha, beta, k_arr)
             n_pairs = keep.size // self.grid.size
             full = np.zeros((k_arr.size, keep.size))
             full[:, keep] = gw  # d logit / d weight (the kept weights sum to 1 to ~1e-14)
@@ -1237,42 +1468,98 @@ class PooledFit:
             d_ability = ga @ d_eta[i, g_of] - gb @ d_eta[i, g_of]
             d_log_kappa = ga @ prior_alpha[i, g_of] + gb @ prior_beta[i, g_of]
             # abilities (and log-slopes) are the free coordinates minus their mean
-            direct[:n_sys, i] -= d_ability / n_sys
-            direct[i, i] += d_ability
-            direct[starts["log_concentration"] + (0 if shared else i), i] = d_log_kappa
+            direct[:n_sys, n] -= d_ability / n_sys
+            direct[i, n] += d_ability
+            direct[starts["log_concentration"] + (0 if shared else i), n] = d_log_kappa
             if self.slope:
                 d_eta_s = d_eta[i, g_of] * d_eta_log_s[i, g_of]
                 d_log_s = ga @ d_eta_s - gb @ d_eta_s
                 first = starts["log_slope"]
-                direct[first:first + n_sys, i] -= d_log_s / n_sys
-                direct[first + i, i] += d_log_s
+                direct[first:first + n_sys, n] -= d_log_s / n_sys
+                direct[first + i, n] += d_log_s
         grads = direct
         # the weights' part: d logit / d weight of system i's component (pair, g) is
         # by_weight[i]; the weight is its tasks' posterior mass / J, whose derivative
         # is analytic (PooledDerivatives.posterior_contraction)
-        derivatives = self._derivatives()
         n_tasks = self._layout.n_tasks
         per_chunk = max(1, _CHUNK // max(1, k_arr.size * n_tasks * self.grid.size))
-        for first in range(0, n_sys, per_chunk):
-            rows = range(first, min(first + per_chunk, n_sys))
+        for first in range(0, len(rows), per_chunk):
+            chunk = range(first, min(first + per_chunk, len(rows)))
             weights = np.concatenate([
-                by_weight[i][:, np.argmax(self._pairs(i)[1], axis=0), :] / n_tasks
-                for i in rows])                                   # (len(rows) * K, J, G)
-            part = derivatives.posterior_contraction(weights)    # (n, len(rows) * K)
-            grads[:, first:first + len(rows)] += part.reshape(self.params.size, len(rows),
-                                                              k_arr.size)
+                by_weight[n][:, np.argmax(self._pairs(rows[n])[1], axis=0), :] / n_tasks
+                for n in chunk])                                  # (len(chunk) * K, J, G)
+            part = derivatives.posterior_contraction(weights)    # (n, len(chunk) * K)
+            grads[:, first:first + len(chunk)] += part.reshape(at.size, len(chunk),
+                                                               k_arr.size)
         grads[~active] = 0.0
         return grads, centre
 
     # -- reporting ----------------------------------------------------------------------
-    def summary(self, k=SUMMARY_K, level: float = 0.95) -> pd.DataFrame:
-        """Every system's metrics at horizons `k` with delta-method intervals."""
-        frames = [self.delta(metric, k, level) for metric in METRICS]
-        table = pd.concat(frames, ignore_index=True)
-        order = {s: n for n, s in enumerate(self.systems)}
-        return table.sort_values(["system", "metric"], key=lambda c: c.map(
-            order if c.name == "system" else {m: n for n, m in enumerate(METRICS)}),
-            kind="stable").reset_index(drop=True)
+    def summary(self, k=SUMMARY_K, level: float = 0.95, *, method: str | None = None
+                ) -> pd.DataFrame:
+        """Every system's metrics at horizons `k` with intervals.
+
+        Parameters
+        ----------
+        k : int or sequence of int, default (1, 10, 100, 1000)
+            Horizons.
+        level : float, default 0.95
+            Confidence level.
+        method : {"profile", "delta"}, optional
+            Interval method (:meth:`profile`, :meth:`delta`). Profile ends are
+            then widened where needed to obey every ordering of the metrics
+            (:func:`passmix.profile.repair_across_metrics`). By default
+            profile for panels of at most :data:`PROFILE_CELLS` cells; beyond
+            (a profile costs a search over every system's coordinates per
+            system, end and horizon: about two minutes a system at 43 x 400),
+            delta, but profile still for the systems whose ability sits on its
+            bound (:attr:`on_bound`), whose delta interval says nothing.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per system, metric and horizon: ``system, metric, k,
+            estimate, se, lower, upper``.
+        """
+        return self._summary(k, level, _interval_method(method), range(self._layout.n_systems))
+
+    def _method_for(self, i: int, method: str | None) -> str:
+        """The interval method system i gets when `method` is asked (None: the default)."""
+        if method is not None:
+            return method
+        small = self._layout.n_systems * self._layout.n_tasks <= PROFILE_CELLS
+        return "profile" if small or self.systems[i] in self.on_bound else "delta"
+
+    def _summary(self, k, level: float, method: str | None, rows) -> pd.DataFrame:
+        k_arr, _ = check_k(k)
+        level = check_level(level)
+        frames = []
+        for i in rows:
+            label = self.systems[i]
+            if self._method_for(i, method) == "profile":
+                tables = {m: self.profile(m, k_arr, level, system=label) for m in METRICS}
+                ends = repair_across_metrics({m: (k_arr, t["estimate"].to_numpy(),
+                                                  t["lower"].to_numpy(), t["upper"].to_numpy())
+                                              for m, t in tables.items()})
+                for m, t in tables.items():
+                    t["lower"], t["upper"] = ends[m]
+            else:
+                tables = {m: self.delta(m, k_arr, level, system=label) for m in METRICS}
+            frames += list(tables.values())
+        return pd.concat(frames, ignore_index=True)
+
+    @property
+    def on_bound(self) -> list:
+        """Systems whose ability the fit drove to a bound (no success, or no failure, seen).
+
+        Their metrics are the model's limit there: with no success seen the
+        estimate is ~0 and only the shared difficulty distribution, through the
+        profile's upper ends, bounds how large they could be.
+        """
+        # the likelihood rises toward infinite ability for such a system, so its optimum
+        # is the box's bound, wherever the rest of the fit sits
+        y, m = self.panel.successes.sum(axis=1), self.panel.trials.sum(axis=1)
+        return [self.systems[i] for i in np.flatnonzero((m > 0) & ((y == 0) | (y == m)))]
 
     def systems_table(self) -> pd.DataFrame:
         """Abilities, concentrations (slopes) and observed success rates, one row per system."""
@@ -1291,7 +1578,8 @@ class PooledFit:
                 "n_components": self.n_components, "slope": self.slope,
                 "concentration_model": self.concentration, "loglik": self.loglik,
                 "bic": self.bic, "converged": self.converged,
-                "n_systems": self._layout.n_systems, "n_tasks": self._layout.n_tasks}
+                "n_systems": self._layout.n_systems, "n_tasks": self._layout.n_tasks,
+                "on_bound": self.on_bound, "robust": self.robust}
 
     def __repr__(self) -> str:
         i, j = self.panel.shape
@@ -1324,14 +1612,141 @@ def _unidentified(blocks, free: np.ndarray) -> np.ndarray:
     return np.array(out).reshape(len(out), int(free.sum()))
 
 
+def _with_task_spread(base: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                      var_tasks: np.ndarray, z_crit: float) -> tuple[np.ndarray, np.ndarray]:
+    """Widen the model's ends by the spread of the benchmark metric over these tasks.
+
+    Given the parameters, the benchmark metric (an average over these J
+    tasks of a function of each task's success probability) still varies
+    with variance `var_tasks`. Each end is moved out by the two offsets in
+    quadrature on a log scale: the lower end on ``log M``, the upper on
+    ``log(1 - M)``, the task part being the quantile of a log-normal with the
+    metric's mean and variance. Near 1/2 this is the probability-scale
+    quadrature; near 0 (or 1) the end stays inside (0, 1), where the
+    probability scale would cut it to 0 whenever one task carries the metric
+    (a system with one success seen).
+    """
+    base = np.asarray(base, dtype=float)
+    lower = np.minimum(np.asarray(lower, dtype=float), base)
+    upper = np.maximum(np.asarray(upper, dtype=float), base)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # the lower end on log M (log-normal task spread), exact for M far below 1
+        sigma2 = np.log1p(var_tasks / base ** 2)
+        task = np.nan_to_num(0.5 * sigma2 + z_crit * np.sqrt(sigma2), posinf=np.inf)
+        model = np.log(base) - np.log(np.maximum(lower, 0.0))
+        moved = base * np.exp(-np.hypot(np.nan_to_num(model, nan=0.0), task))
+        new_lower = np.where(base > 0, np.minimum(moved, lower), lower)
+        # the upper end on log(1 - M), written through log1p / expm1 so that an end a
+        # hair above a tiny M (Pass^k at large k) keeps its distance from M
+        comp = 1.0 - base
+        sigma2 = np.log1p(var_tasks / comp ** 2)
+        task = np.nan_to_num(0.5 * sigma2 + z_crit * np.sqrt(sigma2), posinf=np.inf)
+        model = np.log1p(-base) - np.log1p(-np.minimum(upper, 1.0))
+        step = -np.expm1(-np.hypot(np.nan_to_num(model, nan=0.0), task))
+        new_upper = np.where(comp > 0, np.maximum(base + comp * step, upper), upper)
+    return np.clip(new_lower, 0.0, base), np.clip(new_upper, base, 1.0)
+
+
+def _profile_coordinates(blocks, params: np.ndarray, box: np.ndarray):
+    """Identified coordinates ``x`` for the profile's search, ``z = z_hat + T (x - x_hat)``.
+
+    The abilities enter the likelihood centred, a common shift of them changes
+    nothing. Without slopes, for the normal family, the search coordinates are
+    each system's ability relative to the first normal's mean, ``b_i = a_i -
+    mu_1``, and the other normals' offsets from it: one system's metric then
+    moves with one coordinate, where in the fit's coordinates raising one
+    ability lowers the others' (they sum to 0) and the difficulties must follow.
+    A system whose ability the fit held on its bound keeps that bound in
+    ``b``, so the search reaches in from it. Otherwise (the grid, slopes) one
+    coordinate of each block that enters up to a shift is pinned at its
+    estimate instead, the one farthest inside its bounds (the grid's largest
+    logit).
+
+    Returns ``(x_hat, T, P, box_x)``: ``P`` maps a covariance of z to one of
+    x (``cov_x = P cov_z P'``; ``P T = I``).
+    """
+    names = [name for name, _ in blocks]
+    starts = dict(zip(names, np.cumsum([0] + [size for _, size in blocks])))
+    sizes = dict(blocks)
+    n = params.size
+    if "difficulty_mean" in sizes and "log_slope" not in sizes:
+        n_sys, n_comp = sizes["ability"], sizes["difficulty_mean"]
+        ability = starts["ability"] + np.arange(n_sys)
+        means = starts["difficulty_mean"] + np.arange(n_comp)
+        rest = np.setdiff1d(np.arange(n), np.concatenate([ability, means]))
+        # x: b (I), offsets (H - 1), then every other coordinate as it is
+        n_x = n - 1
+        P = np.zeros((n_x, n))
+        T = np.zeros((n, n_x))
+        centre = np.eye(n_sys) - 1.0 / n_sys
+        P[:n_sys, ability] = centre
+        P[:n_sys, means[0]] = -1.0
+        T[np.ix_(ability, np.arange(n_sys))] = centre
+        T[means[0], :n_sys] = -1.0 / n_sys
+        for h in range(1, n_comp):
+            P[n_sys + h - 1, means[h]], P[n_sys + h - 1, means[0]] = 1.0, -1.0
+            T[means[h], :n_sys] = -1.0 / n_sys
+            T[means[h], n_sys + h - 1] = 1.0
+        others = n_sys + n_comp - 1 + np.arange(rest.size)
+        P[others, rest] = 1.0
+        T[rest, others] = 1.0
+        x_hat = P @ params
+        box_x = np.empty((n_x, 2))
+        b_hat = x_hat[:n_sys]
+        box_x[:n_sys, 0] = np.minimum(-_B_RANGE, b_hat - 10.0)
+        box_x[:n_sys, 1] = np.maximum(_B_RANGE, b_hat + 10.0)
+        held = at_bound(params[ability], box[ability])
+        box_x[:n_sys, 0] = np.where(held[:, 0], b_hat, box_x[:n_sys, 0])
+        box_x[:n_sys, 1] = np.where(held[:, 1], b_hat, box_x[:n_sys, 1])
+        width = np.diff(_BOUNDS["difficulty_mean"])[0]
+        box_x[n_sys:n_sys + n_comp - 1] = (-width, width)
+        box_x[others] = box[rest]
+        return x_hat, T, P, box_x
+    keep = np.ones(n, dtype=bool)
+    for name, size in blocks:
+        if name in ("ability", "log_slope", "grid_logits") and size > 1:
+            part = slice(starts[name], starts[name] + size)
+            room = np.minimum(params[part] - box[part, 0], box[part, 1] - params[part])
+            pick = np.argmax(params[part] if name == "grid_logits" else room)
+            keep[starts[name] + int(pick)] = False
+    T = np.eye(n)[:, keep]
+    return params[keep], T, T.T, box[keep]
+
+
+#: Panels of at most this many cells (systems x tasks) get profile intervals by default
+#: (the bundled example has 896, and its 7 systems take about 25 s); larger ones delta
+#: intervals, but profile for the systems on a bound (PooledFit.summary).
+PROFILE_CELLS = 2000
+# the relative abilities' range in the profile's search (logits of success at the
+# mean difficulty)
+_B_RANGE = 35.0
+
+
+@dataclass
+class _Affine:
+    """An objective in coordinates x with ``z = z_hat + T (x - x_hat)``."""
+
+    objective: Any
+    z_hat: np.ndarray
+    x_hat: np.ndarray
+    T: np.ndarray
+
+    def full(self, x: np.ndarray) -> np.ndarray:
+        return self.z_hat + self.T @ (np.asarray(x, dtype=float) - self.x_hat)
+
+    def logp_dlogp(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        logp, grad = self.objective.logp_dlogp(self.full(x))
+        return logp, self.T.T @ np.asarray(grad)
+
+
 @dataclass(frozen=True)
 class PooledSystem:
     """One system of a :class:`PooledFit`, as a :class:`~passmix.results.FittedResult`."""
 
     fit: PooledFit
     index: int
-    #: The interval methods it has (tables fall back to the first, with a warning).
-    interval_methods = ("delta",)
+    #: The interval methods it has; the first is the default.
+    interval_methods = ("profile", "delta")
 
     @property
     def name(self):
@@ -1347,9 +1762,11 @@ class PooledSystem:
 
     def interval(self, metric: str, k, level: float = 0.95, *, method: str | None = None
                  ) -> ConfidenceInterval:
-        """Delta-method interval (logit scale); see :func:`_interval_method` for `method`."""
-        _interval_method(method)
-        table = self.fit.delta(metric, k, level, system=self.name)
+        """Interval at horizon(s) `k`: profile likelihood or delta method (default: as
+        :meth:`PooledFit.summary` chooses)."""
+        method = self.fit._method_for(self.index, _interval_method(method))
+        find = self.fit.profile if method == "profile" else self.fit.delta
+        table = find(metric, k, level, system=self.name)
         lower, upper = table["lower"].to_numpy(), table["upper"].to_numpy()
         if np.ndim(k) == 0:
             return ConfidenceInterval(float(lower[0]), float(upper[0]))
@@ -1357,14 +1774,34 @@ class PooledSystem:
 
     def summary(self, k=SUMMARY_K, level: float = 0.95, *, method: str | None = None
                 ) -> pd.DataFrame:
-        """Metric, k, estimate, se, lower, upper for this system."""
-        _interval_method(method)
-        frames = [self.fit.delta(m, k, level, system=self.name) for m in METRICS]
-        return pd.concat(frames, ignore_index=True).drop(columns="system")
+        """Metric, k, estimate, se, lower, upper for this system (see :meth:`PooledFit.summary`)."""
+        return self.fit._summary(k, level, _interval_method(method),
+                                 [self.index]).drop(columns="system")
+
+    def status(self) -> str:
+        """One line on convergence and on this system's ability sitting on its bound.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> y = np.array([[0, 0, 0, 0], [2, 1, 3, 0], [4, 2, 5, 1]])
+        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5)), seed=0)
+        >>> fit.system(0).status()
+        'converged; no success seen: ability at its bound, estimates ~0 (the upper ends come from the shared difficulty)'
+        """
+        text = "converged" if self.fit.converged else "NOT converged"
+        if self.name in self.fit.on_bound:
+            y = self.fit.panel.successes[self.index].sum()
+            text += ("; no success seen: ability at its bound, estimates ~0 (the upper ends "
+                     "come from the shared difficulty)" if y == 0 else
+                     "; no failure seen: ability at its bound, estimates ~1 (the lower ends "
+                     "come from the shared difficulty)")
+        return text
 
     def info(self) -> dict[str, Any]:
         """The joint fit's info, with this system's ability and concentration (and slope)."""
-        out = {**self.fit.info(), "system": self.name,
+        out = {**self.fit.info(), "system": self.name, "status": self.status(),
                "ability": float(self.fit.abilities[self.index]),
                "concentration": float(self.fit.concentrations[self.index])}
         if self.fit.slope:
@@ -1372,15 +1809,13 @@ class PooledSystem:
         return out
 
 
-def _interval_method(method: str | None) -> None:
-    """The pooled model's intervals are delta-method ones; asking for profile warns."""
-    if method is None or method == "delta":
-        return
-    if method == "profile":
-        warnings.warn("the pooled model has no profile-likelihood intervals yet; "
-                      "delta-method intervals are reported.", FitWarning, stacklevel=3)
-        return
-    raise ValueError(f"unknown interval method {method!r}; expected 'delta' or 'profile'.")
+def _interval_method(method: str | None) -> str | None:
+    """The interval method asked for (None: the fit's default, :meth:`PooledFit._method_for`)."""
+    if method is None:
+        return None
+    if method not in ("profile", "delta"):
+        raise ValueError(f"unknown interval method {method!r}; expected 'profile' or 'delta'.")
+    return method
 
 
 def fit_pooled_groups(groups: Mapping[tuple, Counts], seed=None) -> dict[tuple, PooledSystem]:
@@ -1474,7 +1909,7 @@ def heldout_loglik(fit: PooledFit, panel) -> float:
     """
     if not isinstance(panel, Panel) or panel.shape[0] != fit.panel.shape[0]:
         raise ValueError(f"panel must be a Panel of the fit's {fit.panel.shape[0]} systems.")
-    return _layout_loglik(fit.params, fit.family, _layout(panel), fit.grid, fit.n_components,
+    return _layout_loglik(fit.params, fit.family, panel_layout(panel), fit.grid, fit.n_components,
                           fit.slope, fit.concentration == "shared")
 
 
@@ -1498,8 +1933,8 @@ def _heldout_loglik(panel: Panel, families, max_components: int, grid: np.ndarra
     for held in folds:
         keep = np.setdiff1d(np.arange(n_tasks), held)
         train = Panel(y[:, keep], m[:, keep])
-        test = _layout(Panel(y[:, held], m[:, held]))
-        fitted = _fit_candidates(train, _layout(train), families, max_components, grid,
+        test = panel_layout(Panel(y[:, held], m[:, held]))
+        fitted = _fit_candidates(train, panel_layout(train), families, max_components, grid,
                                  n_init, rng, slopes, concentrations)
         scores = np.array([_layout_loglik(c.optimum.params, c.family, test, grid,
                                           c.n_components, c.slope, c.shared) for c in fitted])
@@ -1641,7 +2076,7 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     if idle:
         raise ValueError(f"system(s) {', '.join(idle)} ran no trial on any task: the data say "
                          "nothing about them (their ability is not identified); drop them.")
-    layout = _layout(panel)
+    layout = panel_layout(panel)
     candidates = _fit_candidates(panel, layout, families, int(max_components), grid,
                                  int(n_init), rng, slopes, concentrations)
     table = pd.DataFrame({

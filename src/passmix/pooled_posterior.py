@@ -32,7 +32,7 @@ from ._pytensor import import_pytensor
 from ._defaults import SUMMARY_K
 from ._validation import check_k, check_level, check_metric, check_seed, check_whole
 from .panel import as_panel
-from .pooled import (PooledFit, _block_names, _layout, _shapes, _split,
+from .pooled import (PooledFit, block_names, panel_layout, beta_shapes, split_blocks,
                      build_pooled_model, fit_pooled)
 
 __all__ = ["PooledPosterior", "sample_pooled"]
@@ -98,7 +98,7 @@ class PooledPosterior:
         if "z" not in self._cache:
             post = self.idata.posterior
             blocks = []
-            for name in _block_names(self.fit.family, self.fit.slope):
+            for name in block_names(self.fit.family, self.fit.slope):
                 if name not in post:
                     continue
                 values = post[name].values
@@ -129,7 +129,7 @@ class PooledPosterior:
             u = rng.random(n_tasks)[:, None]
             g = np.minimum((np.cumsum(r, axis=1) < u).sum(axis=1), r.shape[1] - 1)
             a, log_kappa, _, log_s = fit._coordinates(z)
-            alpha, beta = _shapes(a, log_kappa, fit.grid, log_s)  # (I, G)
+            alpha, beta = beta_shapes(a, log_kappa, fit.grid, log_s)  # (I, G)
             p = rng.beta(alpha[:, g] + y, beta[:, g] + f)  # (I, J)
             out[s] = point_metric(metric, p, k_arr).mean(axis=1)
         columns = pd.MultiIndex.from_product([list(fit.systems), k_arr.tolist()],
@@ -169,7 +169,7 @@ class PooledPosterior:
         """ArviZ's summary of the free coordinates: mean, sd, ESS, R-hat per coordinate."""
         import arviz as az
 
-        names = ["abilities"] + [n for n in _block_names(self.fit.family, self.fit.slope)[1:]
+        names = ["abilities"] + [n for n in block_names(self.fit.family, self.fit.slope)[1:]
                                  if n in self.idata.posterior and self.idata.posterior[n].size]
         return az.summary(self.idata, var_names=names, kind="all")
 
@@ -241,11 +241,11 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
         raise ValueError("seed must be an int or None here (it seeds PyMC's chains).")
     fit = fit_pooled(panel, family="normal", max_components=max_components,
                      concentration=concentration, slope=slope, grid=grid, seed=seed)
-    model = build_pooled_model(_layout(panel), "normal", fit.grid, fit.n_components,
+    model = build_pooled_model(panel_layout(panel), "normal", fit.grid, fit.n_components,
                                prior="weak", slope=fit.slope,
                                shared=fit.concentration == "shared")
     names = [rv.name for rv in model.free_RVs]
-    blocks = _split(fit.params, fit._blocks())
+    blocks = split_blocks(fit.params, fit._blocks())
     rng = np.random.default_rng(seed)
     # chains start near the optimum, jittered so that R-hat can see them disagree;
     # the zero-sum priors' values are centred

@@ -335,6 +335,12 @@ class LikelihoodRegion:
         plateaus toward its bounds that a search can run into on its way
         (an emptying component, merging means, the binomial limit), not
         only at the estimate.
+    held_logistic : bool, default True
+        Whether coordinates the estimate holds on a bound are searched as
+        ``expit(z)``. A model whose metric keeps a slope along such a
+        coordinate (its logit moves with it, as a relative ability does) is
+        better searched in z itself: there the region's edge can lie tens of
+        units from the bound, which expit squeezes against 1.
     moves : callable, optional
         ``moves(z)`` -> curves ``t -> z(t)`` through `z` (at t = 0) along which
         one part of the model moves alone (for a mixture, one component's mean
@@ -382,10 +388,18 @@ class LikelihoodRegion:
     #: SLSQP runs from the end of the last, while each gains more than restart_gain
     #: (relative to 1 + |logit|)
     max_restarts, restart_gain = 4, 1e-8
+    #: whether the searches also start from the spread (off for a likelihood with one
+    #: optimum and a near-elliptical region, where the delta direction's edge and the
+    #: neighbouring horizon's end are starts enough)
+    use_spread = True
+    #: SLSQP's options for the polished ends (a looser ftol suits a smooth region)
+    polish_options = _SLSQP
+    #: relative tolerance of the delta direction's edge (only a start: SLSQP polishes it)
+    ray_tol = 1e-6
 
     def __init__(self, objective, params, threshold: float, covariance, box, anchors=(),
                  probes=(), neighbours: Callable | None = None, logistic=None,
-                 moves: Callable | None = None):
+                 moves: Callable | None = None, held_logistic: bool = True):
         self.objective = objective
         self.threshold = float(threshold)
         z_hat = np.asarray(params, dtype=float)
@@ -393,7 +407,7 @@ class LikelihoodRegion:
         held = at_bound(z_hat, box).any(axis=1)
         self.held = held
         logistic = np.zeros(held.shape, bool) if logistic is None else np.asarray(logistic, bool)
-        self.search = _SearchCoordinates(box, held | logistic)
+        self.search = _SearchCoordinates(box, (held if held_logistic else False) | logistic)
         self.box = self.search.box
         self.x_hat = self.search.from_z(z_hat)
         # the delta method's covariance, in the search coordinates; it says nothing
@@ -550,9 +564,9 @@ class LikelihoodRegion:
         """
         u_hat, g_hat = value(self.x_hat)
         ray = _boundary_point(self.logp, self.x_hat, -sign * (self.cov_x @ g_hat),
-                              self.threshold, self.box)
+                              self.threshold, self.box, rel_tol=self.ray_tol)
         first = [x for x in (*warm, ray) if x is not None] + self.ends[::-1]
-        spread, spread_groups = self.spread()
+        spread, spread_groups = self.spread() if self.use_spread else ([], [])
         candidates = first + spread
         groups = np.array([-2] * len(first) + spread_groups)
         if batch is not None:
@@ -621,7 +635,7 @@ class LikelihoodRegion:
         for _ in range(self.max_restarts):
             last: list[np.ndarray] = []
             found, success = extreme_on_region(self.logp, value, x, self.threshold, self.box,
-                                               sign, last=last)
+                                               sign, self.polish_options, last=last)
             gain = -np.inf
             if found is not None:
                 u = sign * value(found)[0]

@@ -26,12 +26,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
+from ._defaults import POOLED_MAX_TRIALS
 from .data import Counts
 from .mixture import fit
 from .pooled import fit_pooled_groups
 from .results import DirectEstimate
 
-__all__ = ["Estimator", "estimator_names", "get_estimator", "register_estimator",
+__all__ = ["Estimator", "auto_method", "estimator_names", "get_estimator", "register_estimator",
            "resolve_methods", "shares_tasks", "unregister_estimator"]
 
 #: The options the callers of an estimator may pass.
@@ -199,6 +202,35 @@ register_estimator("discretized_beta", _scaling("discretized_beta"), in_all=Fals
 register_estimator("scaled_beta_binomial", _scaling("scaled_beta_binomial"), in_all=False,
                    description="scaling baseline: scaled beta-binomial by maximum likelihood")
 _BUILT_IN = tuple(_REGISTRY)
+
+
+def auto_method(groups: Mapping[tuple, Counts]) -> tuple[str, str]:
+    """The estimator ``method="auto"`` picks for `groups`, and why.
+
+    The pooled model where at least two groups share a task and the data are
+    within what its intervals were checked to cover on real data (a median of
+    at most :data:`passmix._defaults.POOLED_MAX_TRIALS` trials per task run,
+    ``docs/results/pooled_intervals.md``); the per-group mixture otherwise.
+
+    Examples
+    --------
+    >>> from passmix import Counts
+    >>> from passmix.registry import auto_method
+    >>> auto_method({("a",): Counts([1, 0], [5, 5], tasks=["x", "y"]),
+    ...              ("b",): Counts([3, 1], [5, 5], tasks=["x", "y"])})[0]
+    'pooled'
+    """
+    if len(groups) < 2 or not shares_tasks(groups):
+        return "mixture", "no two groups share a task"
+    trials = np.concatenate([c.trials[c.trials > 0] for c in groups.values()])
+    median = float(np.median(trials))
+    if median > POOLED_MAX_TRIALS:
+        return "mixture", (
+            f"{len(groups)} groups share tasks, but at a median of {median:g} trials per task "
+            f"the pooled model's intervals under-cover on real data (they were checked to "
+            f"cover up to {POOLED_MAX_TRIALS})")
+    return "pooled", (f"{len(groups)} groups share tasks, with a median of {median:g} trials "
+                      f"per task")
 
 
 def shares_tasks(groups: Mapping[tuple, Counts]) -> bool:

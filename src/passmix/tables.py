@@ -29,7 +29,7 @@ import pandas as pd
 from ._defaults import CLI_K, INTERVAL_METHODS, LEVEL, METRICS
 from ._validation import DegenerateDataWarning, FitWarning, check_jobs, check_k, check_level
 from .data import Counts
-from .registry import get_estimator, resolve_methods, shares_tasks
+from .registry import auto_method, get_estimator, resolve_methods, shares_tasks
 from .results import FittedResult
 
 __all__ = ["VALUE_COLUMNS", "estimate_table", "format_table", "recorded_warnings", "render",
@@ -61,7 +61,7 @@ def recorded_warnings() -> Iterator[list[warnings.WarningMessage]]:
         yield caught
 
 
-def result_rows(result: FittedResult, ks: np.ndarray, level: float, interval: str
+def result_rows(result: FittedResult, ks: np.ndarray, level: float, interval: str | None
                 ) -> list[dict[str, Any]]:
     """Rows ``{metric, k, estimate, lower, upper}`` of a fitted result at horizons `ks`."""
     table = result.summary(ks, level, method=interval)
@@ -82,12 +82,12 @@ def estimate_table(
     group_cols: Sequence[str] = (),
     k: Sequence[int] | int = CLI_K,
     level: float = LEVEL,
-    method: str | Sequence[str] = "mixture",
+    method: str | Sequence[str] = "auto",
     max_components: int = 4,
     n_init: int = 10,
     seed: int | None = 0,
     *,
-    interval: str = "profile",
+    interval: str | None = None,
     progress: bool = False,
     jobs: int = 1,
 ) -> pd.DataFrame:
@@ -106,11 +106,14 @@ def estimate_table(
         Horizons, each a whole number ``>= 1``. Repeats are dropped.
     level : float, default 0.95
         Confidence level of the mixture's intervals.
-    method : str or sequence of str, default "mixture"
+    method : str or sequence of str, default "auto"
         Registered estimators to report (``"mixture"``, ``"naive"``,
         ``"combinatorial"``, ``"pooled"`` and any added with
         :func:`passmix.register_estimator`); ``"all"`` selects every one,
-        except joint ones (``"pooled"``) when no two groups share a task.
+        except joint ones (``"pooled"``) when no two groups share a task;
+        ``"auto"`` the pooled model or the mixture, as
+        :func:`passmix.registry.auto_method` decides (it says which, and why,
+        in ``attrs["method_note"]`` and the text table's first line).
     max_components : int, default 4
         Largest number of mixture components H tried (BIC picks H).
     n_init : int, default 10
@@ -118,8 +121,13 @@ def estimate_table(
     seed : int or None, default 0
         Seed of the fit, the same for every group, so a group's result does
         not depend on which other groups are present.
-    interval : {"profile", "delta"}, default "profile"
-        Interval method of the mixture (:meth:`passmix.MixtureFit.interval`).
+    interval : {"profile", "delta"}, optional
+        Interval method of the mixture and the pooled model
+        (:meth:`passmix.MixtureFit.interval`, :meth:`passmix.PooledFit.summary`);
+        by default each one's own: profile likelihood for the mixture, and
+        for the pooled model on panels of up to
+        :data:`passmix.pooled.PROFILE_CELLS` cells (delta beyond, but profile
+        for a system on a bound).
     progress : bool, default False
         Show a progress bar over groups on stderr (only if there are at
         least two groups).
@@ -207,9 +215,15 @@ def estimate_table(
     ks, _ = check_k(k)
     ks = pd.unique(ks)
     level = check_level(level)
+    method_note = None
+    if isinstance(method, str) and method.lower() == "auto":
+        method, why = auto_method(groups)
+        if len(groups) > 1:  # one group has nothing to pool: nothing to say
+            method_note = f"method auto chose {method}: {why}"
     methods = resolve_methods(method)
     jobs = check_jobs(jobs)
-    if not isinstance(interval, str) or interval.lower() not in INTERVAL_METHODS:
+    if interval is not None and (not isinstance(interval, str)
+                                 or interval.lower() not in INTERVAL_METHODS):
         raise ValueError(f"unknown interval method {interval!r}; expected one of "
                          f"{', '.join(INTERVAL_METHODS)}.")
     options = {"seed": seed, "max_components": max_components, "n_init": n_init}
@@ -217,7 +231,7 @@ def estimate_table(
 
     work = functools.partial(
         _group_work, methods=methods, joint=joint, options=options, ks=ks, level=level,
-        interval=interval.lower())
+        interval=None if interval is None else interval.lower())
 
     from tqdm import tqdm
 
@@ -258,6 +272,8 @@ def estimate_table(
         "n_components": "Int64",
     })
     table.attrs["fits"] = fits
+    if method_note is not None:
+        table.attrs["method_note"] = method_note
     return table
 
 
@@ -292,8 +308,8 @@ def _group_work(item: tuple[tuple, Counts], *, methods, joint, options, ks, leve
                 else:
                     result = get_estimator(name)(counts, **options)
                 own = getattr(result, "interval_methods", None)
-                iv = interval
-                if own is not None and iv not in own:
+                iv = interval  # None: the result's own default
+                if own is not None and iv is not None and iv not in own:
                     unavailable.add((name, iv, own[0]))
                     iv = own[0]
                 part = result_rows(result, ks, level, iv)
@@ -444,7 +460,7 @@ def format_table(
     metric_order = {m: i for i, m in enumerate(METRICS)}
     fits = table.attrs.get("fits", {})
     pct = f"{100 * level:g}%"
-    blocks = []
+    blocks = [table.attrs["method_note"]] if "method_note" in table.attrs else []
     for key, counts in groups.items():
         label = group_label(group_cols, key) or "all tasks"
         head = f"{label}: J={counts.n_observed} tasks, m={_trials_range(counts)}"

@@ -7,7 +7,9 @@ result behaves as :mod:`passmix.results` says a fitted result must: the four
 methods, their types and shapes, estimates in [0, 1] obeying the orderings
 every estimator of these metrics obeys, intervals that bracket their
 estimate, clear errors for a bad metric or horizon, no input mutated, and
-the same answer for the same seed. A result that defines only some metrics
+the same answer for the same seed. A joint estimator (fitted to every group
+at once) is checked on a small panel of systems that share their tasks. A
+result that defines only some metrics
 says which in a ``metrics`` attribute; it must raise ValueError for the
 others and give NaN for them in ``summary()``. Tables, the CLI and the
 harness rely on nothing else.
@@ -39,6 +41,38 @@ def _data_sets() -> list[Counts]:
     ]
 
 
+def _panel_groups() -> dict[tuple, Counts]:
+    """Three systems on twelve shared tasks (one with no success seen), for joint estimators."""
+    rng = np.random.default_rng(20261201)
+    p = rng.beta(1.0, 2.0, 12)
+    tasks = [f"t{j}" for j in range(12)]
+    groups = {(f"s{i}",): Counts(rng.binomial(8, np.clip(p * scale, 0, 1)), np.full(12, 8),
+                                 tasks=tasks)
+              for i, scale in enumerate((0.5, 1.0, 1.5))}
+    groups[("s3",)] = Counts(np.zeros(12, dtype=int), np.full(12, 8), tasks=tasks)
+    return groups
+
+
+def _check_joint(est, options) -> None:
+    """A joint estimator: fitted to all groups at once, a conforming result per group."""
+    name = est.name
+    groups = _panel_groups()
+    before = {key: c.successes.copy() for key, c in groups.items()}
+    results = est(groups, **options)
+    assert isinstance(results, dict) and set(results) == set(groups), (
+        f"{name}: a joint estimator must return one result per group key")
+    again = est(groups, **options)
+    for key, result in results.items():
+        assert isinstance(result, FittedResult), (
+            f"{name}: its result lacks metric, interval, summary or info")
+        _check_result(name, result, groups[key])
+        pd.testing.assert_frame_equal(result.summary(_K), again[key].summary(_K),
+                                      check_exact=False, rtol=1e-12,
+                                      obj=f"{name}: summary for the same seed")
+    assert all(np.array_equal(groups[key].successes, b) for key, b in before.items()), (
+        f"{name}: the counts were modified")
+
+
 def _close_or_below(a, b) -> bool:
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     ok = np.isnan(a) | np.isnan(b) | (a <= b + 1e-9 + 1e-7 * np.abs(b))
@@ -62,6 +96,9 @@ def check_estimator(estimator: str | Estimator) -> None:
     est = get_estimator(estimator) if isinstance(estimator, str) else estimator
     name = est.name
     options = {"seed": 3, "max_components": 2, "n_init": 3}
+    if est.joint:
+        _check_joint(est, options)
+        return
     for counts in _data_sets():
         before = (counts.successes.copy(), counts.trials.copy())
         result = est(counts, **options)

@@ -3,7 +3,8 @@
 :mod:`~passmix.experiments.repeated` runs the first paper's repeated-trial
 protocol (``docs/formulas.md``, section 5); :mod:`~passmix.experiments.report`
 turns its errors into the paper's tables and a Markdown report;
-:mod:`~passmix.experiments.figures` draws its figures;
+:mod:`~passmix.experiments.figures` draws its figures, and
+:mod:`~passmix.experiments.repeated_report` runs all three from a file;
 :mod:`~passmix.experiments.coverage` measures the coverage of intervals. What
 the protocols share (seed streams, cache, executor) is in
 :mod:`~passmix.experiments._harness`. :mod:`~passmix.experiments.scaling`
@@ -23,9 +24,9 @@ from .repeated import (
     load_repeated,
     nested_subsets,
     protocol_methods,
-    repeated_experiment,
     run_repeated,
 )
+from .repeated_report import repeated_experiment
 from .report import summary_tables, write_report
 from .scaling import ScalingResult, run_scaling
 from .sensitivity import SensitivityRun, run_sensitivity

@@ -177,9 +177,9 @@ def interval_coverage(cases: Iterable[Case], k=(10, 100, 1000), *,
                 ends["delta"] = {m: (d.estimate, d.lower, d.upper) for m, d in
                                  ((m, res.delta(m, ks, level)) for m in METRICS)}
             if "posterior" in methods:
-                from ..posterior import credible_interval, posterior_metrics
+                from ..posterior import credible_interval, posterior_metrics, sample
 
-                idata = res.sample(draws, chains, seed=seed, k=ks, cores=1, check=False)
+                idata = sample(res, draws, chains, seed=seed, k=ks, cores=1, check=False)
                 ends["posterior"] = {}
                 for m in METRICS:
                     draws_m = posterior_metrics(idata, k=ks, metric=m)

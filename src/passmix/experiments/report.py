@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "PAPER_TARGET",
+    "plain_table",
     "bic_shares",
     "coverage",
     "default_report_k",
@@ -500,6 +501,14 @@ def _cell(value: Any, digits: int) -> str:
     if value is None or value is pd.NA:
         return "–"
     return str(value)
+
+
+def plain_table(frame: pd.DataFrame) -> str:
+    """A markdown table of `frame`, each cell as ``str`` gives it."""
+    head = "| " + " | ".join(map(str, frame.columns)) + " |"
+    rule = "| " + " | ".join("---" for _ in frame.columns) + " |"
+    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *body])
 
 
 def markdown_table(df: pd.DataFrame, digits: int = 2) -> str:

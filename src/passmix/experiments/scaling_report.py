@@ -19,7 +19,7 @@ import pandas as pd
 
 from .. import __version__
 from ..data import Counts, read_counts
-from .report import save_figures, warning_lines
+from .report import plain_table, save_figures, warning_lines
 from .scaling import PREDICTORS, ScalingResult, run_scaling
 
 __all__ = ["plot_allocation", "plot_error_vs_budget", "plot_heatmaps", "scaling_experiment",
@@ -149,13 +149,6 @@ def plot_allocation(allocations: pd.DataFrame, k: int):
     return fig
 
 
-def _table(frame: pd.DataFrame) -> str:
-    head = "| " + " | ".join(map(str, frame.columns)) + " |"
-    rule = "| " + " | ".join("---" for _ in frame.columns) + " |"
-    body = ["| " + " | ".join(str(v) for v in row) + " |" for row in frame.itertuples(index=False)]
-    return "\n".join([head, rule, *body])
-
-
 def write_scaling_report(result: ScalingResult, out: str | os.PathLike, *,
                          title: str | None = None, command: str | None = None,
                          source: str | None = None, figures: bool = True) -> Path:
@@ -191,13 +184,13 @@ def write_scaling_report(result: ScalingResult, out: str | os.PathLike, *,
         shown = grid.map(lambda v: "n/a" if not np.isfinite(v) else
                          (f"**{v:.2f}**" if v == best else f"{v:.2f}"))
         lines += [f"## B/n = {budget}, k = {k}", "",
-                  _table(shown.reset_index().rename(columns={"estimator": "predictor"})), ""]
+                  plain_table(shown.reset_index().rename(columns={"estimator": "predictor"})), ""]
     # the samplers compared with one predictor, for every cell at once
     lines += ["## Samplers with each predictor (MAE, points)", ""]
     wide = cells.pivot_table(index=["estimator", "budget", "k"], columns="sampler",
                              values="mae").reindex(columns=list(cfg.samplers))
     wide = wide.reset_index().round(2)
-    lines += [_table(wide), ""]
+    lines += [plain_table(wide), ""]
     lines += warning_lines(result.warnings["message"])
     if figures:
         import matplotlib

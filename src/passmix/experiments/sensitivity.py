@@ -33,7 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..sensitivity.analysis import PERCENTILES, _percentiles_iv, score_errors, sensitivity
+from .._validation import check_percentiles
+from ..sensitivity.analysis import PERCENTILES, score_errors, sensitivity
 from ..sensitivity.data import Configurations
 from ..sensitivity.pirt import fit_pirt
 from ..sensitivity.sampling import CELL_SAMPLERS, sample_cells
@@ -241,7 +242,7 @@ def run_sensitivity(groups: Any, group_cols: Sequence[str] = (), *, budgets=BUDG
     config = SensitivityConfig(
         budgets=tuple(sorted({positive_int(b, "budgets") for b in budgets})),
         seeds=seeds_iv(seeds), methods=tuple(dict.fromkeys(methods)),
-        percentiles=_percentiles_iv(percentiles), sampler=sampler,
+        percentiles=check_percentiles(percentiles), sampler=sampler,
         max_components=positive_int(max_components, "max_components"),
         n_init=positive_int(n_init, "n_init"))
     jobs = jobs_iv(jobs)

@@ -21,8 +21,7 @@ import pandas as pd
 from .. import __version__
 from ..sensitivity.analysis import PERCENTILES
 from ..sensitivity.data import Configurations, read_configurations
-from .report import save_figures, warning_lines
-from .scaling_report import _table
+from .report import plain_table, save_figures, warning_lines
 from .sensitivity import BUDGETS, METHODS, SensitivityRun, run_sensitivity
 
 __all__ = ["plot_error_vs_budget", "sensitivity_experiment", "write_sensitivity_report"]
@@ -105,17 +104,17 @@ def write_sensitivity_report(run: SensitivityRun, out: str | os.PathLike, *,
             lambda v, best=np.nanmin(row.values): "n/a" if not np.isfinite(v) else
             (f"**{v:.2f}**" if v == best else f"{v:.2f}")), axis=1)
         name = "W1" if target == "w1" else f"{target[1:]}th percentile"
-        lines += [f"## {name}", "", _table(shown.reset_index()), ""]
+        lines += [f"## {name}", "", plain_table(shown.reset_index()), ""]
     wins = {m: run.wins("mixture", m) for m in cfg.methods if m != "mixture"}
     wins = {m: w for m, w in wins.items() if not w.empty}
     if wins:
         frame = pd.DataFrame({f"mixture below {m}": (100 * w).round(0) for m, w in wins.items()})
         lines += ["## Share of groups where the mixture's W1 is lower (%)", "",
-                  _table(frame.reset_index()), ""]
+                  plain_table(frame.reset_index()), ""]
     h = run.fits.groupby(["budget", "n_components"]).size().unstack(fill_value=0)
     if not h.empty:
         h.columns = [f"H = {int(c)}" for c in h.columns]
-        lines += ["## Components chosen by BIC (runs)", "", _table(h.reset_index()), ""]
+        lines += ["## Components chosen by BIC (runs)", "", plain_table(h.reset_index()), ""]
     lines += warning_lines(run.warnings["message"])
     if figures:
         import matplotlib

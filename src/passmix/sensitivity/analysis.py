@@ -28,7 +28,7 @@ from scipy.special import expit, logit, ndtri
 
 from threadpoolctl import threadpool_limits
 
-from .._validation import FitWarning, check_level, check_seed
+from .._validation import FitWarning, check_level, check_percentiles, check_seed
 from ..distributions import BetaMixture, mixture_ppf, wasserstein1, wasserstein1_midpoint
 from ..mixture import MixtureFit, fit
 from ..model import get_objective
@@ -317,13 +317,6 @@ def _fmt(p: float) -> str:
     return f"{p:g}"
 
 
-def _percentiles_iv(percentiles: Any) -> tuple[float, ...]:
-    q = np.atleast_1d(np.asarray(percentiles, dtype=float))
-    if q.size == 0 or np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 100)):
-        raise ValueError(f"percentiles must be numbers in [0, 100], got {percentiles!r}.")
-    return tuple(float(v) for v in q)
-
-
 def as_configurations(data: Any) -> Configurations:
     """`data` as :class:`Configurations`: itself, a 0/1 matrix, :class:`passmix.Counts`, or a
     DataFrame of counts (columns ``successes`` and ``questions``, the configuration in
@@ -386,7 +379,7 @@ def sensitivity(data: Any, *, budget: int | None = None, sampler: str = "stratif
     True
     """
     data = as_configurations(data)
-    percentiles = _percentiles_iv(percentiles)
+    percentiles = check_percentiles(percentiles)
     level = check_level(level)
     rng = np.random.default_rng(check_seed(seed))
     if budget is not None:
@@ -431,7 +424,7 @@ def score_errors(estimate: Any, reference: Any, percentiles: Any = PERCENTILES) 
     ref = np.asarray(reference, dtype=float).ravel()
     if ref.size == 0 or not np.all(np.isfinite(ref)):
         raise ValueError("reference scores must be a non-empty array of finite numbers.")
-    q = np.asarray(_percentiles_iv(percentiles))
+    q = np.asarray(check_percentiles(percentiles))
     if isinstance(estimate, BetaMixture):
         w1 = wasserstein1_midpoint(estimate, ref)
         exact = wasserstein1(estimate, ref)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data import Counts, _read_file, as_group_columns
+from ..data import Counts, read_data_file, as_group_columns
 
 __all__ = ["Configurations", "read_configurations"]
 
@@ -251,7 +251,7 @@ def read_configurations(source: Any, group_by: Hashable | Sequence[Hashable] | N
     if isinstance(source, pd.DataFrame):
         df = source
     elif isinstance(source, (str, os.PathLike)):
-        df, _ = _read_file(_as_path(source))
+        df, _ = read_data_file(_as_path(source))
     else:
         raise TypeError(f"source must be a DataFrame or a path, got {type(source).__name__}.")
     if df.empty:

@@ -1,0 +1,16 @@
+"""Shared simulators of the test modules (``from conftest import ...``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import passmix
+
+
+def simulate_mixture(rng: np.random.Generator, j: int, m, w, a, b) -> passmix.Counts:
+    """Counts of `j` tasks whose success probabilities are drawn from the Beta mixture
+    ``(w, a, b)``, with `m` trials each (a number, or one per task)."""
+    comp = rng.choice(len(w), size=j, p=w)
+    theta = rng.beta(np.asarray(a)[comp], np.asarray(b)[comp])
+    m = np.broadcast_to(m, (j,))
+    return passmix.Counts(rng.binomial(m, theta), m)

@@ -1,0 +1,116 @@
+"""The package's import graph: no cycles, no private names taken from another module.
+
+Every import counts, at module level, inside functions and under
+``TYPE_CHECKING`` alike: a module that imports another which imports it back
+(even lazily) ties the two into one, and a ``_name`` taken from another module
+is an interface that nobody promised. What is shared gets a public name
+(in a private module where it is internal).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import passmix
+
+ROOT = Path(passmix.__file__).resolve().parent
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in ROOT.rglob("*.py"):
+        parts = path.relative_to(ROOT.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+def _imports(name: str, path: Path, modules: dict[str, Path]):
+    """(module imported, names taken from it) for every import in the file."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            elif (node.module or "").split(".")[0] == "passmix":
+                target = node.module
+            else:
+                continue
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                yield (sub, ()) if sub in modules else (target, (alias.name,))
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in modules:
+                    yield alias.name, ()
+
+
+def _graph():
+    modules = _modules()
+    edges = {name: set() for name in modules}
+    private = []
+    for name, path in modules.items():
+        for target, names in _imports(name, path, modules):
+            if target not in modules or target == name:
+                continue
+            edges[name].add(target)
+            leaf = target.rpartition(".")[2]
+            private += [(name, target, n) for n in names
+                        if n.startswith("_") and not n.startswith("__")
+                        and not leaf.startswith("_")]
+    return edges, private
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycles():
+    edges, _ = _graph()
+    # a package's __init__ re-exports its modules; a module importing its own
+    # package's __init__ (for __version__) is not a cycle through the modules
+    for name in edges:
+        edges[name] = {t for t in edges[name] if not name.startswith(t + ".")}
+    assert _cycles(edges) == []
+
+
+def test_no_private_names_across_modules():
+    _, private = _graph()
+    assert private == []
+
+
+def test_the_checks_see_a_cycle_and_a_private_import():
+    """The two checks themselves, on a made-up graph."""
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
