@@ -1364,7 +1364,7 @@ class PooledFit:
                                       held_logistic=self.family == "grid" or self.slope)
             region.n_starts, region.n_far, region.n_polish, region.max_restarts = 1, 0, 1, 1
             region.use_spread, region.ray_tol = False, 1e-3
-            region.polish_options = {"maxiter": 60, "ftol": 1e-6}
+            region.polish_options = {"maxiter": 60, "ftol": 1e-8}
             self._cache[key] = region
         region = self._cache[key]
         region.objective.objective = objective
