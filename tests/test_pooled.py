@@ -1090,8 +1090,8 @@ class TestProfile:
         pytest.param([(i, k) for i in range(3) for k in (1, 5, 20, 200)], 24,
                      marks=pytest.mark.slow)])
     def test_model_ends_reach_a_brute_force(self, tiny, cases, n_starts):
-        """Every end at least as far out as an independent multistart search finds
-        (an interval too narrow is the failure that matters), and not far beyond it."""
+        """Every end at least as far out as an independent multistart search finds:
+        an interval too narrow is the failure that matters."""
         y, m, fit = tiny
         loglik, pass_at_k = _brute_model(y, m, fit.grid)
         assert loglik(fit.params) == pytest.approx(fit.loglik, abs=1e-6)
@@ -1108,9 +1108,11 @@ class TestProfile:
                 # brute force goes past the fit's bound on the ability, to ~1e-40)
                 assert lo[0] < 1e-20 and blo < 1e-20
             else:
-                assert _logit(blo) - 0.1 <= _logit(lo[0]) <= _logit(blo) + 0.02, (i, k)
-            # the engine's region reaches a little past the fit's box (relative abilities)
-            assert _logit(bhi) - 0.02 <= _logit(hi[0]) <= _logit(bhi) + 0.1, (i, k)
+                assert _logit(lo[0]) <= _logit(blo) + 0.02, (i, k)
+            assert _logit(hi[0]) >= _logit(bhi) - 0.02, (i, k)
+            # (beyond it is no fault: every end the engine reports is a point of the
+            # region, and its relative abilities reach a little past the box the brute
+            # force keeps; a multistart with differenced gradients also stops short)
 
     def test_no_success_seen_gets_an_upper_end_and_a_status(self, tiny):
         _, _, fit = tiny
