@@ -533,3 +533,13 @@ class TestCommandLine:
 def test_doctests(module):
     result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
+
+
+def test_repeated_report_is_the_driver_the_package_exports():
+    """The repeated protocol's driver lives in repeated_report (so repeated imports neither
+    report nor figures back) and is what passmix.experiments exports."""
+    import passmix.experiments as experiments
+    from passmix.experiments import repeated, repeated_report
+
+    assert experiments.repeated_experiment is repeated_report.repeated_experiment
+    assert not hasattr(repeated, "repeated_experiment")
