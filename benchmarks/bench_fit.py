@@ -51,7 +51,7 @@ import time, warnings
 warnings.filterwarnings("ignore")
 import numpy as np
 t0 = time.perf_counter()
-from passmix.model import get_objective
+from passmix.models.mixture.graph import get_objective
 obj = get_objective(4)
 t1 = time.perf_counter()
 rng = np.random.default_rng(0)
@@ -107,7 +107,7 @@ def find_map_baseline(counts) -> float:
     """One ``pm.find_MAP`` call (H = 1, one start) on passmix's own model and data."""
     import pymc as pm
 
-    from passmix.model import get_sampling_model
+    from passmix.models.mixture.graph import get_sampling_model
 
     flat = get_sampling_model(1, "flat")
     flat.set_data(*counts.pairs())

@@ -34,7 +34,7 @@ from scipy.special import expit
 
 
 def simulate(rng: np.random.Generator, n_sys: int, n_tasks: int, m: int = 10):
-    from passmix.panel import Panel
+    from passmix.data.panel import Panel
 
     a = rng.normal(0.0, 1.0, n_sys)
     d = rng.normal(1.5, 1.5, n_tasks)
@@ -54,7 +54,7 @@ def main() -> None:
 
     start = time.perf_counter()
     import passmix
-    from passmix.pooled import DEFAULT_GRID, PROFILE_CELLS, get_pooled_objective, panel_layout
+    from passmix.models.pooled.fit import DEFAULT_GRID, PROFILE_CELLS, get_pooled_objective, panel_layout
 
     print(f"import passmix: {time.perf_counter() - start:.2f} s")
     rng = np.random.default_rng(0)

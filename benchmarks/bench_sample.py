@@ -1,9 +1,9 @@
-"""Wall time of NUTS on the Beta mixture (passmix.posterior.sample).
+"""Wall time of NUTS on the Beta mixture (passmix.bayes.sample.sample).
 
 Run:  python benchmarks/bench_sample.py [--repeats 3] [--draws 1000] [--chains 4]
 
 Prints a table: for H = 1 on J = 30 and J = 3600 tasks (m = 5), and H = 2
-on J = 3600 (m = 10), the wall time of ``passmix.posterior.sample`` with
+on J = 3600 (m = 10), the wall time of ``passmix.bayes.sample.sample`` with
 4 chains x 1000 draws after 1000 warm-up steps on 2 cores: the first call in
 the process (model build and compile included) and the median of the
 repeats after it; the same with nutpie when it is installed. The likelihood
@@ -40,7 +40,7 @@ def main() -> None:
     args = parser.parse_args()
 
     import passmix
-    from passmix.posterior import diagnose, sample
+    from passmix.bayes.sample import diagnose, sample
 
     samplers = ["pymc"] + (["nutpie"] if importlib.util.find_spec("nutpie") else [])
     cases = [(1, 30, 5), (1, 3600, 5), (2, 3600, 10)]

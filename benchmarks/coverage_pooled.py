@@ -55,7 +55,7 @@ def main() -> None:
                         help="the systems' concentrations: 3 .. 1e4, or all 20")
     args = parser.parse_args()
     import passmix
-    from passmix.panel import Panel
+    from passmix.data.panel import Panel
 
     warnings.filterwarnings("ignore")
     rows, shared = [], []

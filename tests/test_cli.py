@@ -21,8 +21,9 @@ import pytest
 from click.testing import CliRunner
 
 import passmix
-import passmix.cli
-from passmix.cli import estimate_table, main
+import passmix.cli.commands
+from passmix import estimate_table
+from passmix.cli import main
 from passmix.examples import example_path
 
 MATH = example_path("math_10k")
@@ -492,15 +493,15 @@ def test_missing_log_is_a_one_line_error(tmp_path, args):
 def test_a_fit_that_did_not_converge_is_said(tmp_path, monkeypatch):
     import dataclasses
 
-    import passmix.mixture
+    import passmix.models.mixture.fit
 
-    real = passmix.mixture.maximize
+    real = passmix.models.mixture.fit.maximize
 
     def unconverged(*args, **kwargs):  # as if L-BFGS-B had run out of iterations
         best = real(*args, **kwargs)
         return dataclasses.replace(best, converged=False, message="STOP: TOTAL NO. OF ITERATIONS")
 
-    monkeypatch.setattr(passmix.mixture, "maximize", unconverged)
+    monkeypatch.setattr(passmix.models.mixture.fit, "maximize", unconverged)
     path = tmp_path / "counts.csv"
     pd.DataFrame(GOOD).to_csv(path, index=False)
     result = run(path, "--k", "1,10", "--format", "json", "--n-init", "2",
@@ -512,9 +513,9 @@ def test_a_fit_that_did_not_converge_is_said(tmp_path, monkeypatch):
 
 
 def test_a_pooled_fit_that_did_not_converge_is_said(tmp_path, monkeypatch):
-    import passmix.pooled
+    import passmix.models.pooled.fit
 
-    monkeypatch.setattr(passmix.pooled, "_GRAD_TOL", 0.0)  # nothing counts as converged
+    monkeypatch.setattr(passmix.models.pooled.fit, "_GRAD_TOL", 0.0)  # nothing counts as converged
     path = tmp_path / "panel.csv"
     pd.DataFrame({"model": ["x"] * 3 + ["y"] * 3, "task": ["a", "b", "c"] * 2,
                   "successes": [1, 2, 3, 0, 2, 4], "trials": [5] * 6}).to_csv(path, index=False)
@@ -611,7 +612,7 @@ def test_estimate_table_is_the_same_in_worker_processes():
 
 
 def test_doctests():
-    result = doctest.testmod(passmix.cli, optionflags=doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(passmix.cli.commands, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0
     assert result.failed == 0
 

@@ -15,7 +15,7 @@ import pytest
 from numpy.testing import assert_array_equal
 
 import passmix
-import passmix.data
+import passmix.data.counts
 from passmix.data import Counts, detect_layout, read_counts
 from passmix.examples import example_path
 
@@ -26,7 +26,7 @@ MIZRAHI = example_path("mizrahi_bbh")
 
 
 def test_doctests():
-    result = doctest.testmod(passmix.data, optionflags=doctest.NORMALIZE_WHITESPACE)
+    result = doctest.testmod(passmix.data.counts, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0
     assert result.failed == 0
 
@@ -799,7 +799,7 @@ class TestPanelLabels:
         return Counts(list(ys), [5] * len(ys), tasks=["t1", "t2", "t3"][:len(ys)])
 
     def test_distinct_labels_stay_distinct(self):
-        from passmix.panel import Panel
+        from passmix.data.panel import Panel
 
         # 0 and (0,) are distinct; unpacking only the 1-tuple would make them equal
         panel = Panel.from_counts({0: self.counts(1, 2), (0,): self.counts(3, 0)})
@@ -813,7 +813,7 @@ class TestPanelLabels:
             == [("a",)]
 
     def test_tuple_and_mixed_task_labels(self):
-        from passmix.panel import Panel
+        from passmix.data.panel import Panel
 
         panel = Panel([[1, 2], [0, 1]], [[3, 3], [3, 3]], systems=[("m", 1), ("m", 2)],
                       tasks=[(1, "a"), "x"])
@@ -832,7 +832,7 @@ class TestPanelLabels:
         ([[1], [2]], TypeError, r"system labels must be hashable; label 0 is \[1\], a list"),
     ])
     def test_labels_that_cannot_be_told_apart(self, systems, error, message):
-        from passmix.panel import Panel
+        from passmix.data.panel import Panel
 
         with pytest.raises(error, match=message):
             Panel([[1, 2], [0, 1]], [[3, 3], [3, 3]], systems=systems)
@@ -944,7 +944,7 @@ def _loaded(code: str, names) -> list[str]:
 def test_import_is_light():
     """``import passmix`` loads nothing but itself: its names are loaded on first use."""
     assert _loaded("import passmix", (*_HEAVY, "click", "pandas", "scipy.special",
-                                      "scipy.optimize", "passmix.mixture")) == []
+                                      "scipy.optimize", "passmix.models.mixture.fit")) == []
     # a name asked for brings what it needs, and nothing heavy
     assert _loaded("import passmix; passmix.Counts([1], [2])", (*_HEAVY, "click")) == []
 
@@ -952,7 +952,7 @@ def test_import_is_light():
 def test_reading_and_help_are_light():
     """Reading a file and ``passmix --help`` import neither PyMC nor any other heavy library."""
     read = ("import passmix\nfrom passmix.examples import example_path\n"
-            "passmix.read_counts(example_path(), group_by=['model'])\nimport passmix.readers")
+            "passmix.read_counts(example_path(), group_by=['model'])\nimport passmix.data.readers")
     assert _loaded(read, _HEAVY) == []
     helps = ("import sys\nfrom passmix.cli import main\nsys.argv = ['passmix', '--help']\n"
              "try:\n    main()\nexcept SystemExit:\n    pass")

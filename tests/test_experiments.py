@@ -23,7 +23,7 @@ import passmix.experiments.figures
 import passmix.experiments.repeated
 import passmix.experiments.report
 from passmix.examples import example_path
-from passmix.registry import get_estimator, register_estimator
+from passmix.estimators.registry import get_estimator, register_estimator
 from passmix.cli import main
 from passmix.experiments import (
     PAPER_K,

@@ -84,7 +84,7 @@ class TestLikelihoodOptimum:
         res = bimodal_fit
         assert res.n_components == 2
         # standard errors of (w, alpha, beta) by the delta method; recovery within 4 SE
-        from passmix.model import unpack_jacobian
+        from passmix.models.mixture.graph import unpack_jacobian
 
         jac = unpack_jacobian(res.params, 2)
         se = np.sqrt(np.diag(jac @ res.covariance @ jac.T))
@@ -364,8 +364,8 @@ class TestFindMAP:
     @pytest.mark.parametrize("h", [1, 2])
     def test_pymc_find_map_reaches_the_fits_optimum(self, h):
         pm = pytest.importorskip("pymc")
-        from passmix.model import build_model, pair_data
-        from passmix.parameters import coordinate_blocks, unpack
+        from passmix.models.mixture.graph import build_model, pair_data
+        from passmix.models.mixture.parameters import coordinate_blocks, unpack
 
         counts = _two_groups()
         fitted = passmix.fit(counts, n_components=h, n_init=5, seed=0)

@@ -7,9 +7,9 @@ from scipy.stats import norm
 
 import passmix
 from conftest import simulate_mixture
-from passmix.intervals import delta_method, metric_gradient
+from passmix.inference.delta import delta_method, metric_gradient
 from passmix.metrics import metric_value
-from passmix.model import n_free_parameters, unpack
+from passmix.models.mixture.graph import n_free_parameters, unpack
 
 
 class TestGradient:

@@ -12,7 +12,7 @@ import pytest
 from numpy.testing import assert_allclose
 from scipy.stats import betabinom
 
-from passmix.model import (
+from passmix.models.mixture.graph import (
     bounds,
     build_model,
     coordinate_names,
@@ -97,7 +97,7 @@ class TestObjective:
 
 def _store_and_load(path, fn, values, z, rounds=3):
     """One worker: store the function, load it back, evaluate; None if a load failed."""
-    from passmix import model
+    from passmix.models.mixture import graph as model
 
     got = []
     for _ in range(rounds):
@@ -116,7 +116,7 @@ class TestDiskCache:
     """The compiled objective kept on disk between processes gives the same numbers."""
 
     def test_round_trip_gives_the_same_logp_and_gradient(self, tmp_path):
-        from passmix import model
+        from passmix.models.mixture import graph as model
 
         shared = model._compiled(model.OBJECTIVE_CAPACITY)
         path = tmp_path / "objective.pkl"
@@ -145,7 +145,7 @@ class TestDiskCache:
         import pytensor
         import pytensor.tensor as pt
 
-        from passmix import model
+        from passmix.models.mixture import graph as model
 
         junk = tmp_path / "junk.pkl"
         junk.write_bytes(b"not a pickle")
@@ -174,7 +174,7 @@ class TestDiskCache:
     def test_switched_off_and_keyed_by_what_it_is_made_of(self, monkeypatch):
         import pytensor
 
-        from passmix import model
+        from passmix.models.mixture import graph as model
 
         path = model._cache_path(4)
         assert path.parent == Path(pytensor.config.compiledir) / "passmix"
@@ -183,7 +183,7 @@ class TestDiskCache:
         assert model._cache_path(4) is None
 
     def test_an_unwritable_cache_is_skipped(self, tmp_path):
-        from passmix import model
+        from passmix.models.mixture import graph as model
 
         fn = model._compiled(model.OBJECTIVE_CAPACITY).fn
         # a folder that cannot be made (its parent is a file: unwritable even for root)
@@ -200,7 +200,7 @@ class TestDiskCache:
         code = ("import warnings\n"
                 "with warnings.catch_warnings(record=True) as w:\n"
                 "    warnings.simplefilter('always')\n"
-                "    from passmix.model import _cache_path\n"
+                "    from passmix.models.mixture.graph import _cache_path\n"
                 "    path = _cache_path(4)\n"
                 "import pytensor\n"
                 "print(pytensor.config.base_compiledir)\n"
@@ -216,7 +216,7 @@ class TestDiskCache:
         assert warned == "True" and under == "True"
 
     def test_a_truncated_file_is_rebuilt(self, tmp_path):
-        from passmix import model
+        from passmix.models.mixture import graph as model
 
         fn = model._compiled(model.OBJECTIVE_CAPACITY).fn
         path = tmp_path / "objective.pkl"
@@ -229,7 +229,7 @@ class TestDiskCache:
         """Forked workers (``--jobs``) storing and loading one file at once."""
         import multiprocessing
 
-        from passmix import model
+        from passmix.models.mixture import graph as model
 
         if "fork" not in multiprocessing.get_all_start_methods():
             pytest.skip("needs fork")
@@ -265,7 +265,7 @@ class TestDiskCache:
     @pytest.mark.slow
     def test_a_second_process_compiles_nothing_after_a_cold_first(self, tmp_path):
         """From empty caches, the first process compiles; the next loads (no C modules)."""
-        code = ("import time\nfrom passmix.model import _compiled\n"
+        code = ("import time\nfrom passmix.models.mixture.graph import _compiled\n"
                 "t = time.perf_counter(); _compiled(4); print(time.perf_counter() - t)")
         env = {k: v for k, v in os.environ.items() if k != "PASSMIX_OBJECTIVE_CACHE"}
         env["PYTENSOR_FLAGS"] = f"base_compiledir={tmp_path / 'pt'}"
@@ -278,7 +278,7 @@ class TestDiskCache:
         assert list((tmp_path / "pt").rglob("passmix/objective-4-*.pkl"))
 
     def test_a_new_process_loads_it_without_pymc(self):
-        from passmix import model
+        from passmix.models.mixture import graph as model
 
         if model._cache_path(model.OBJECTIVE_CAPACITY) is None:
             pytest.skip(f"{model.CACHE_ENV}=0 in this environment")
@@ -288,7 +288,7 @@ class TestDiskCache:
         z = rng.normal(0, 1, 5)
         code = (
             "import sys, numpy as np\n"
-            "from passmix.model import get_objective\n"
+            "from passmix.models.mixture.graph import get_objective\n"
             "obj = get_objective(2)\n"
             f"obj.set_data(np.array({y.tolist()}), np.array({m.tolist()}), "
             f"np.array({weight.tolist()}))\n"
@@ -395,7 +395,7 @@ class TestBackend:
             "out = {'/'.join(k): passmix.fit(c, seed=0).loglik for k, c in g.items()}\n"
             "out['pooled'] = passmix.fit_pooled(example_path('math_m10'), system='model',"
             " seed=0).loglik\n"
-            "from passmix.model import get_objective\n"
+            "from passmix.models.mixture.graph import get_objective\n"
             "out['linker'] = type(get_objective(2)._fn.maker.linker).__name__\n"
             "print(json.dumps(out))")
         env = dict(os.environ, PASSMIX_BACKEND="numba")

@@ -22,12 +22,12 @@ from scipy.stats import norm
 
 import passmix
 from conftest import simulate_mixture
-import passmix.posterior
-import passmix.posterior_plots
+import passmix.bayes.sample
+import passmix.plots.posterior
 from passmix._validation import PosteriorWarning
 from passmix.metrics import metric_value
-from passmix.model import WEAK_PRIOR, build_model, get_objective, n_free_parameters, pair_data
-from passmix.posterior import (
+from passmix.models.mixture.graph import WEAK_PRIOR, build_model, get_objective, n_free_parameters, pair_data
+from passmix.bayes.sample import (
     check_diagnostics,
     compare_intervals,
     credible_interval,
@@ -116,7 +116,7 @@ class TestSample:
         assert post["weights"].dims == ("chain", "draw", "component")
         assert_array_equal(post["component"].values, [1, 2])
         assert post["pass_at_k"].dims == ("chain", "draw", "k")
-        assert_array_equal(post["k"].values, passmix.posterior.DEFAULT_K)
+        assert_array_equal(post["k"].values, passmix.bayes.sample.DEFAULT_K)
         assert post.attrs["passmix_prior"] == "weak"
         assert post.attrs["passmix_n_components"] == 2
         assert "diverging" in idata.sample_stats
@@ -129,9 +129,9 @@ class TestSample:
         post = idata.posterior
         w, a, b = (post[v].transpose("chain", "draw", "component").values
                    for v in ("weights", "alpha", "beta"))
-        for metric, name in passmix.posterior.METRIC_VARS.items():
+        for metric, name in passmix.bayes.sample.METRIC_VARS.items():
             assert_allclose(post[name].values,
-                            metric_value(metric, w, a, b, passmix.posterior.DEFAULT_K))
+                            metric_value(metric, w, a, b, passmix.bayes.sample.DEFAULT_K))
         other = posterior_metrics(idata, k=[2, 3000])
         assert set(other.data_vars) == {"pass_at_k", "pass_hat_k", "auc_at_k"}
         assert_allclose(other["pass_hat_k"].values, metric_value("pass^k", w, a, b, [2, 3000]))
@@ -323,7 +323,7 @@ class TestIntervals:
         lo, hi = credible_interval(idata, "auc@k", [1, 60])
         assert_allclose(table["credible_upper"][4:], hi)
         default = compare_intervals(res, idata)
-        assert len(default) == 3 * len(passmix.posterior.DEFAULT_K)
+        assert len(default) == 3 * len(passmix.bayes.sample.DEFAULT_K)
 
     def test_compare_needs_same_h(self, small):
         res, idata = small
@@ -405,9 +405,9 @@ class TestPlots:
         import matplotlib.pyplot as plt
 
         _, idata = small
-        axes = passmix.posterior_plots.plot_trace(idata)
+        axes = passmix.plots.posterior.plot_trace(idata)
         assert np.asarray(axes).shape[0] == 4
-        axes = passmix.posterior_plots.plot_rank(idata)
+        axes = passmix.plots.posterior.plot_rank(idata)
         assert np.asarray(axes).size >= 4
         plt.close("all")
 
@@ -416,7 +416,7 @@ class TestPlots:
         import matplotlib.pyplot as plt
 
         res, idata = small
-        ax = passmix.posterior_plots.plot_posterior_horizon(idata, metric, fit=res)
+        ax = passmix.plots.posterior.plot_posterior_horizon(idata, metric, fit=res)
         labels = ax.get_legend_handles_labels()[1]
         assert any("credible" in s for s in labels) and any("delta-method" in s for s in labels)
         assert ax.get_xscale() == "log"
@@ -426,17 +426,17 @@ class TestPlots:
         import matplotlib.pyplot as plt
 
         _, idata = small
-        ax = passmix.posterior_plots.plot_ppc_counts(idata, trials=8)
+        ax = passmix.plots.posterior.plot_ppc_counts(idata, trials=8)
         assert len(ax.patches) == 9
-        ax = passmix.posterior_plots.plot_ppc_counts(idata)
+        ax = passmix.plots.posterior.plot_ppc_counts(idata)
         assert ax.get_ylabel() == "tasks"
         with pytest.raises(ValueError, match="no task has 5 trials"):
-            passmix.posterior_plots.plot_ppc_counts(idata, trials=5)
+            passmix.plots.posterior.plot_ppc_counts(idata, trials=5)
         plt.close("all")
 
 
 def test_doctests():
-    for module in (passmix.posterior, passmix.posterior_plots):
+    for module in (passmix.bayes.sample, passmix.plots.posterior):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, module.__name__
 
@@ -486,7 +486,7 @@ def test_predictive_pmf_equals_scipy_betabinom_with_tiny_beta():
     """y = m keeps its mass when beta is far below double rounding of beta + m."""
     from scipy.stats import betabinom
 
-    from passmix.posterior import _mixture_pmf
+    from passmix.bayes.sample import _mixture_pmf
 
     w, a, b = np.array([0.5, 0.5]), np.array([1.0, np.exp(3.0)]), np.array([5.0, np.exp(-37.0)])
     y = np.arange(11)

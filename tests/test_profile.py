@@ -19,9 +19,9 @@ import passmix
 from passmix import FitWarning
 from passmix.examples import example_path
 from passmix.metrics import metric_value
-from passmix.model import PARAMETER_BOUNDS
-from passmix.intervals import widen_degenerate
-from passmix.profile import repair_across_metrics
+from passmix.models.mixture.graph import PARAMETER_BOUNDS
+from passmix.inference.delta import widen_degenerate
+from passmix.inference.profile import repair_across_metrics
 
 DROP = chi2.ppf(0.95, 1) / 2
 

@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import passmix
-from passmix.readers import (LogFormatError, detect_log_format, read_evalplus, read_inspect,
+from passmix.data.readers import (LogFormatError, detect_log_format, read_evalplus, read_inspect,
                              read_lm_eval, read_log, read_tau)
 
 LOGS = Path(__file__).parent / "data" / "logs"
@@ -508,7 +508,7 @@ def test_readers_are_an_attribute_of_passmix_loaded_on_first_use():
     import subprocess
 
     code = ("import sys, passmix\n"
-            "before = 'passmix.readers' in sys.modules\n"
+            "before = 'passmix.data.readers' in sys.modules\n"
             f"table = passmix.readers.read_log({str(LOGS / 'tau' / 'gpt-4o-airline.json')!r})\n"
             "print(before, len(table), 'readers' in dir(passmix))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -520,7 +520,7 @@ def test_zstd_log_without_zstandard_says_what_to_install():
     import subprocess
 
     code = ("import sys; sys.modules['zstandard'] = None\n"
-            "from passmix.readers import read_inspect\n"
+            "from passmix.data.readers import read_inspect\n"
             f"try:\n    read_inspect({str(ALPHA)!r}, scorer='match', engine='direct')\n"
             "except Exception as err:\n    print(type(err).__name__, err)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

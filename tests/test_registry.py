@@ -20,8 +20,8 @@ import passmix
 from passmix.cli import main
 from passmix.examples import example_path
 from passmix.experiments import run_repeated
-from passmix.intervals import ConfidenceInterval
-from passmix.registry import (estimator_names, get_estimator, register_estimator,
+from passmix.inference.delta import ConfidenceInterval
+from passmix.estimators.registry import (estimator_names, get_estimator, register_estimator,
                               resolve_methods, unregister_estimator)
 from passmix.results import SUMMARY_COLUMNS, FittedResult
 from passmix.testing import check_estimator
@@ -206,7 +206,7 @@ class Broken(LaplaceEstimate):
     (lambda c: _Unordered(c), "Pass\\^k <= AUC@k <= Pass@k|Pass@k falls"),
 ])
 def test_check_estimator_catches_violations(make, message):
-    est = passmix.registry.Estimator("broken", make)
+    est = passmix.estimators.registry.Estimator("broken", make)
     with pytest.raises(AssertionError, match=message):
         check_estimator(est)
 

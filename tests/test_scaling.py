@@ -12,7 +12,7 @@ from scipy import integrate, optimize, special, stats
 
 import passmix
 from passmix import Counts, fit
-from passmix.registry import get_estimator, resolve_methods
+from passmix.estimators.registry import get_estimator, resolve_methods
 from passmix.scaling import (AdaptiveSampler, DynamicSampler, OracleSystem, ReplaySystem,
                              UniformSampler, fit_discretized_beta, fit_loglog,
                              fit_scaled_beta_binomial, log_scaled_moment, make_sampler,

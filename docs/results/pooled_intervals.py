@@ -123,7 +123,7 @@ def main(argv=None) -> None:
     lines += ["", "The pooled profile intervals (the default) cover at least 90% at every k at "
               f"m = {', '.join(map(str, honest)) or 'none'}; below 90% somewhere at m = "
               f"{', '.join(short) or 'none'} (the lowest cell's coverage). `method=\"auto\"` "
-              "(passmix.registry.auto_method) pools only up to a median of "
+              "(passmix.estimators.registry.auto_method) pools only up to a median of "
               "passmix._defaults.POOLED_MAX_TRIALS trials per task. With n = 21 intervals a "
               "cell, a coverage has a standard error of about 0.05."]
     secs = table.drop_duplicates(["m", "seed", "variant"]).groupby("variant", sort=False)[

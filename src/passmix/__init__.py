@@ -8,7 +8,7 @@ Spend a budget of attempts well and stop when precise enough: :func:`evaluate`
 (samplers and the Pass@k scaling baselines in :mod:`passmix.scaling`). The
 distribution of scores across prompts or other configurations:
 :func:`sensitivity` (a callable module: :mod:`passmix.sensitivity`). Harness
-logs (inspect_ai, EvalPlus, tau-bench, lm-eval): :mod:`passmix.readers`, loaded
+logs (inspect_ai, EvalPlus, tau-bench, lm-eval): :mod:`passmix.data.readers`, loaded
 on first use.
 """
 
@@ -18,45 +18,28 @@ __version__ = "0.1.0"
 # passmix`` costs no more than Python itself, and scipy.special, scipy.optimize,
 # pandas and, for the Bayesian path, PyMC and ArviZ are imported by the first
 # call that needs them. ``from passmix import fit`` imports what ``fit`` needs.
-_LAZY = {
-    **dict.fromkeys(("METRICS", "DegenerateDataWarning", "FitWarning", "PosteriorWarning"),
-                    "._validation"),
-    **dict.fromkeys(("Counts", "read_counts", "read_trials"), ".data"),
-    "BetaMixture": ".distributions",
-    **dict.fromkeys(("combinatorial_estimate", "direct_estimate", "naive_estimate"),
-                    ".estimators"),
-    **dict.fromkeys(("ConfidenceInterval", "DeltaMethodResult", "delta_method"),
-                    ".intervals"),
-    **dict.fromkeys(("auc_at_k", "metric_value", "pass_at_k", "pass_hat_k"), ".metrics"),
-    **dict.fromkeys(("MixtureFit", "fit"), ".mixture"),
-    "Panel": ".panel",
-    **dict.fromkeys(("PooledFit", "fit_pooled"), ".pooled"),
-    **dict.fromkeys(("estimator_names", "register_estimator"), ".registry"),
-    **dict.fromkeys(("DirectEstimate", "FittedResult"), ".results"),
-    "estimate_table": ".tables",
-    **dict.fromkeys(("compare_intervals", "credible_interval", "posterior_metrics", "sample"),
-                    ".posterior"),
-    **dict.fromkeys(("EvaluationResult", "evaluate"), ".scaling.loop"),
-    "sample_pooled": ".pooled_posterior",
-}
-# Submodules reachable as attributes (``passmix.readers.read_log``) once asked for.
-_LAZY_MODULES = ("readers", "sensitivity")
+from ._lazy import attach
 
-
-def __getattr__(name: str):
-    if name in _LAZY or name in _LAZY_MODULES:
-        import importlib
-
-        module = importlib.import_module(_LAZY.get(name, "." + name), __name__)
-        value = module if name in _LAZY_MODULES else getattr(module, name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'passmix' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | set(_LAZY_MODULES))
-
+__getattr__, __dir__, _ = attach(__name__, {
+    "._validation": ["METRICS", "DegenerateDataWarning", "FitWarning", "PosteriorWarning"],
+    ".data.counts": ["Counts", "read_counts", "read_trials"],
+    ".data.panel": ["Panel"],
+    ".distributions": ["BetaMixture"],
+    ".estimators.direct": ["combinatorial_estimate", "direct_estimate", "naive_estimate"],
+    ".estimators.registry": ["estimator_names", "register_estimator"],
+    ".inference.delta": ["ConfidenceInterval", "DeltaMethodResult", "delta_method"],
+    ".metrics": ["auc_at_k", "metric_value", "pass_at_k", "pass_hat_k"],
+    ".models.mixture.fit": ["MixtureFit", "fit"],
+    ".models.pooled.fit": ["PooledFit", "fit_pooled"],
+    ".results": ["DirectEstimate", "FittedResult"],
+    ".tables": ["estimate_table"],
+    ".bayes.sample": ["compare_intervals", "credible_interval", "posterior_metrics", "sample"],
+    ".bayes.pooled": ["sample_pooled"],
+    ".scaling.loop": ["EvaluationResult", "evaluate"],
+}, submodules={"readers": ".data.readers",
+               **{name: "." + name for name in ("bayes", "data", "estimators", "experiments",
+                                                "inference", "models", "plots", "scaling",
+                                                "sensitivity")}})
 
 __all__ = [
     "METRICS",

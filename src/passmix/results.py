@@ -1,6 +1,6 @@
 """What every estimator returns: the ``FittedResult`` protocol, and the direct estimates.
 
-An estimator (:mod:`passmix.registry` keeps the registry) turns per-task
+An estimator (:mod:`passmix.estimators.registry` keeps the registry) turns per-task
 counts into a *fitted result*, an object with four methods:
 
 ``metric(metric, k)``
@@ -34,9 +34,9 @@ import pandas as pd
 
 from ._defaults import LEVEL, METRICS, SUMMARY_K
 from ._validation import check_k, check_level, check_metric
-from .data import Counts
-from .estimators import combinatorial_estimate, naive_estimate
-from .intervals import ConfidenceInterval
+from .data.counts import Counts
+from .estimators.direct import combinatorial_estimate, naive_estimate
+from .inference.delta import ConfidenceInterval
 
 __all__ = ["SUMMARY_COLUMNS", "DirectEstimate", "FittedResult"]
 

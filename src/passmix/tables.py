@@ -1,7 +1,7 @@
 """Tables of estimates: one row per group, method, metric and horizon, and their rendering.
 
 :func:`estimate_table` runs every requested estimator of the registry
-(:mod:`passmix.registry`) on every group and collects rows through each
+(:mod:`passmix.estimators.registry`) on every group and collects rows through each
 result's ``summary()`` (:mod:`passmix.results`); :func:`render` turns a table
 into aligned text, CSV or JSON. The command line (``passmix estimate``) is a
 thin wrapper of these two, and the experiment harness builds its rows with
@@ -28,8 +28,8 @@ import pandas as pd
 
 from ._defaults import CLI_K, INTERVAL_METHODS, LEVEL, METRICS
 from ._validation import DegenerateDataWarning, FitWarning, check_jobs, check_k, check_level
-from .data import Counts
-from .registry import auto_method, get_estimator, resolve_methods, shares_tasks
+from .data.counts import Counts
+from .estimators.registry import auto_method, get_estimator, resolve_methods, shares_tasks
 from .results import FittedResult
 
 __all__ = ["VALUE_COLUMNS", "estimate_table", "format_table", "recorded_warnings", "render",
@@ -112,7 +112,7 @@ def estimate_table(
         :func:`passmix.register_estimator`); ``"all"`` selects every one,
         except joint ones (``"pooled"``) when no two groups share a task;
         ``"auto"`` the pooled model or the mixture, as
-        :func:`passmix.registry.auto_method` decides (it says which, and why,
+        :func:`passmix.estimators.registry.auto_method` decides (it says which, and why,
         in ``attrs["method_note"]`` and the text table's first line).
     max_components : int, default 4
         Largest number of mixture components H tried (BIC picks H).
@@ -126,7 +126,7 @@ def estimate_table(
         (:meth:`passmix.MixtureFit.interval`, :meth:`passmix.PooledFit.summary`);
         by default each one's own: profile likelihood for the mixture, and
         for the pooled model on panels of up to
-        :data:`passmix.pooled.PROFILE_CELLS` cells (delta beyond, but profile
+        :data:`passmix.models.pooled.fit.PROFILE_CELLS` cells (delta beyond, but profile
         for a system on a bound).
     progress : bool, default False
         Show a progress bar over groups on stderr (only if there are at

@@ -2,7 +2,7 @@
 ``check_estimator``.
 
 :func:`check_estimator` fits an estimator (a registered name or an
-:class:`~passmix.registry.Estimator`) to a few data sets and checks that its
+:class:`~passmix.estimators.registry.Estimator`) to a few data sets and checks that its
 result behaves as :mod:`passmix.results` says a fitted result must: the four
 methods, their types and shapes, estimates in [0, 1] obeying the orderings
 every estimator of these metrics obeys, intervals that bracket their
@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from ._defaults import METRICS
-from .data import Counts
-from .registry import Estimator, get_estimator
+from .data.counts import Counts
+from .estimators.registry import Estimator, get_estimator
 from .results import SUMMARY_COLUMNS, FittedResult
 
 __all__ = ["check_estimator"]

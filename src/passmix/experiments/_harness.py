@@ -34,8 +34,8 @@ from typing import Any
 import numpy as np
 
 from .._validation import check_jobs as jobs_iv
-from ..data import Counts
-from ..registry import estimator_names, get_estimator
+from ..data.counts import Counts
+from ..estimators.registry import estimator_names, get_estimator
 
 __all__ = ["Cache", "data_hash", "execute", "group_id", "jobs_iv", "positive_int",
            "protocol_methods", "seeds_iv", "stream"]

@@ -32,10 +32,10 @@ import numpy as np
 import pandas as pd
 
 from .._validation import METRICS, check_k, check_level
-from ..data import Counts, read_counts
-from ..estimators import combinatorial_estimate
+from ..data.counts import Counts, read_counts
+from ..estimators.direct import combinatorial_estimate
 from ..examples import example_path
-from ..mixture import fit
+from ..models.mixture.fit import fit
 from ..metrics import metric_value
 
 __all__ = ["COVERAGE_METHODS", "Case", "coverage_table", "interior_cases", "interval_coverage",
@@ -177,7 +177,7 @@ def interval_coverage(cases: Iterable[Case], k=(10, 100, 1000), *,
                 ends["delta"] = {m: (d.estimate, d.lower, d.upper) for m, d in
                                  ((m, res.delta(m, ks, level)) for m in METRICS)}
             if "posterior" in methods:
-                from ..posterior import credible_interval, posterior_metrics, sample
+                from ..bayes.sample import credible_interval, posterior_metrics, sample
 
                 idata = sample(res, draws, chains, seed=seed, k=ks, cores=1, check=False)
                 ends["posterior"] = {}

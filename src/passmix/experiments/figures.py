@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import METRICS
-from ..plots import METRIC_LABELS
+from ..plots.fit import METRIC_LABELS
 from .report import group_columns, methods_present, report_grid
 
 if TYPE_CHECKING:

@@ -3,7 +3,7 @@
 For each group (one system on one benchmark) and each seed, the recorded
 trials of every task are put in random order and the first ``m`` are kept,
 for every ``m`` of a grid (the subsets are nested). From each subset every
-registered estimator (:mod:`passmix.registry`: ``naive``, ``combinatorial``
+registered estimator (:mod:`passmix.estimators.registry`: ``naive``, ``combinatorial``
 where ``k <= m``, ``mixture`` with its interval, and any added) estimates
 Pass@k, Pass^k and AUC@k at every horizon of a grid.
 
@@ -43,9 +43,9 @@ import pandas as pd
 from .. import __version__
 from .._defaults import INTERVAL_METHODS, METRICS
 from .._validation import check_k, check_level
-from ..data import Counts, read_trials
-from ..estimators import combinatorial_estimate
-from ..registry import get_estimator, shares_tasks
+from ..data.counts import Counts, read_trials
+from ..estimators.direct import combinatorial_estimate
+from ..estimators.registry import get_estimator, shares_tasks
 from ..tables import recorded_warnings, result_rows
 from ._harness import (Cache, data_hash, execute, group_id, jobs_iv, positive_int,
                        protocol_methods, seeds_iv, stream)

@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data import Counts
-from ..registry import get_estimator
+from ..data.counts import Counts
+from ..estimators.registry import get_estimator
 from ..scaling.samplers import SAMPLERS, make_sampler
 from ..scaling.simulate import OracleSystem, ReplaySystem, spend
 from ..tables import recorded_warnings
@@ -317,7 +317,7 @@ def _label(seed: int, budget: int, sampler: str, target: int) -> str:
 
 
 def _one_system() -> tuple[str, ...]:
-    from ..registry import estimator_names
+    from ..estimators.registry import estimator_names
 
     return tuple(n for n in estimator_names() if not get_estimator(n).joint)
 

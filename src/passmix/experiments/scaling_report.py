@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..data import Counts, read_counts
+from ..data.counts import Counts, read_counts
 from .report import plain_table, save_figures, warning_lines
 from .scaling import PREDICTORS, ScalingResult, run_scaling
 

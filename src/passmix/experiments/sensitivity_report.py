@@ -51,7 +51,7 @@ def _example_plot(run: SensitivityRun, data: dict[tuple, Configurations]):
     """The fitted CDF of the first group at the smallest budget, over the reference."""
     import matplotlib.pyplot as plt
 
-    from ..experiments._harness import group_id, stream
+    from ._harness import group_id, stream
     from ..sensitivity.analysis import sensitivity
     from ..sensitivity.sampling import sample_cells
 

@@ -21,7 +21,7 @@ import pandas as pd
 from .._defaults import LEVEL
 from .._validation import (DegenerateDataWarning, FitWarning, check_k, check_level,
                            check_metric, check_seed)
-from ..data import Counts
+from ..data.counts import Counts
 from .samplers import AdaptiveSampler, Sampler, make_sampler
 
 __all__ = ["EvaluationError", "EvaluationResult", "evaluate"]
@@ -136,7 +136,7 @@ class EvaluationResult:
 
 
 def _predictor(name: str, seed) -> Callable[[Counts], Any]:
-    from ..registry import get_estimator
+    from ..estimators.registry import get_estimator
 
     est = get_estimator(name)
     if est.joint:

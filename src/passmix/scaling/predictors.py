@@ -33,9 +33,9 @@ from scipy import optimize, special
 from .._defaults import LEVEL, METRICS, SUMMARY_K
 from .._special import log_rising_ratio
 from .._validation import DegenerateDataWarning, FitWarning, check_k, check_level, check_metric
-from ..data import Counts, as_counts
-from ..estimators import combinatorial_estimate
-from ..intervals import ConfidenceInterval
+from ..data.counts import Counts, as_counts
+from ..estimators.direct import combinatorial_estimate
+from ..inference.delta import ConfidenceInterval
 from ..results import no_interval
 
 __all__ = ["DiscretizedBetaFit", "LogLogFit", "ScaledBetaBinomialFit", "fit_discretized_beta",

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._validation import check_seed
-from ..estimators import combinatorial_estimate
+from ..estimators.direct import combinatorial_estimate
 
 __all__ = ["OracleSystem", "ReplaySystem", "oracle_population", "spend"]
 

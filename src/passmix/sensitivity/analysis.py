@@ -30,10 +30,10 @@ from threadpoolctl import threadpool_limits
 
 from .._validation import FitWarning, check_level, check_percentiles, check_seed
 from ..distributions import BetaMixture, mixture_ppf, wasserstein1, wasserstein1_midpoint
-from ..mixture import MixtureFit, fit
-from ..model import get_objective
-from ..parameters import bounds, unpack
-from ..profile import profile_extremes
+from ..models.mixture.fit import MixtureFit, fit
+from ..models.mixture.graph import get_objective
+from ..models.mixture.parameters import bounds, unpack
+from ..inference.profile import profile_extremes
 from .data import Configurations
 from .sampling import sample_cells
 
@@ -123,7 +123,7 @@ class SensitivityResult:
         return value, se, lo, hi
 
     def _profile_quantiles(self, u: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
-        """Profile-likelihood ends of the quantiles at levels `u` (see :mod:`passmix.profile`)."""
+        """Profile-likelihood ends of the quantiles at levels `u` (see :mod:`passmix.inference.profile`)."""
         fit_ = self.fit
         objective = get_objective(fit_.n_components)
         y, m, weight = fit_.counts.pairs()
@@ -260,7 +260,7 @@ class SensitivityResult:
         -------
         matplotlib.axes.Axes
         """
-        from ..plots import get_ax
+        from ..plots.fit import get_ax
 
         ax = get_ax(ax)
         x = np.linspace(0.0, 1.0, 401)
@@ -321,7 +321,7 @@ def as_configurations(data: Any) -> Configurations:
     """`data` as :class:`Configurations`: itself, a 0/1 matrix, :class:`passmix.Counts`, or a
     DataFrame of counts (columns ``successes`` and ``questions``, the configuration in
     ``prompt`` or else the first column)."""
-    from ..data import Counts
+    from ..data.counts import Counts
 
     if isinstance(data, Configurations):
         return data

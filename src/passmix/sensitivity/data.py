@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data import Counts, read_data_file, as_group_columns
+from ..data.counts import Counts, read_data_file, as_group_columns
 
 __all__ = ["Configurations", "read_configurations"]
 

@@ -7,9 +7,9 @@ negatives, for ``scipy.optimize.minimize``) and ``hessian(z)``; plus its box
 bounds and starting points. :func:`maximize` returns the best
 :class:`Optimum`; :func:`observed_covariance` the inverse observed
 information there; :func:`select_by_bic` picks among models of different
-size. Intervals built on these are in :mod:`passmix.intervals` (delta method)
-and :mod:`passmix.profile` (profile likelihood). The Beta mixture
-(:mod:`passmix.mixture`) supplies only its objective, bounds and starts.
+size. Intervals built on these are in :mod:`passmix.inference.delta` (delta method)
+and :mod:`passmix.inference.profile` (profile likelihood). The Beta mixture
+(:mod:`passmix.models.mixture.fit`) supplies only its objective, bounds and starts.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._validation import check_seed
+from .._validation import check_seed
 
 __all__ = ["Counts", "LayoutSpec", "as_counts", "as_group_columns", "detect_layout", "read_counts",
            "read_trials"]
@@ -1083,7 +1083,7 @@ def read_counts(
         hold only 0, 1 and NaN.
     log_format : {"auto", "inspect", "evalplus", "tau", "lm-eval", "table"}, default "auto"
         A file (or folder) that is a harness log is read by
-        :mod:`passmix.readers` into one row per attempt (columns model, ...,
+        :mod:`passmix.data.readers` into one row per attempt (columns model, ...,
         task, attempt, outcome): ``"auto"`` tells by the suffix and content
         (``.eval``, ``samples_*.jsonl``, a JSON log), a name forces that
         reader, and ``"table"`` (or None) reads the file as a plain table.
@@ -1255,7 +1255,7 @@ def _load(source, layout, group_by, task, successes, trials, outcome, log_format
 
 def _read_log(path: Path, log_format: str | None, log_options: Mapping[str, Any] | None,
               group_by) -> pd.DataFrame | None:
-    """A harness log read into attempts (see :mod:`passmix.readers`), or None for a table.
+    """A harness log read into attempts (see :mod:`passmix.data.readers`), or None for a table.
 
     Group columns of the log that `group_by` leaves out must hold one value,
     or tasks of different evaluations (which may share ids) would merge.

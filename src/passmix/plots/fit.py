@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import stats
 
-from ._validation import check_k, check_level, check_metric
+from .._validation import check_k, check_level, check_metric
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
-    from .mixture import MixtureFit
-    from .pooled import PooledFit
+    from ..models.mixture.fit import MixtureFit
+    from ..models.pooled.fit import PooledFit
 
 __all__ = ["plot_difficulty", "plot_horizon", "plot_mixture_density"]
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._special import log_binom_ratio
-from ._validation import check_k, check_metric
-from .data import Counts, as_counts
+from .._special import log_binom_ratio
+from .._validation import check_k, check_metric
+from ..data.counts import Counts, as_counts
 
 __all__ = ["combinatorial_estimate", "direct_estimate", "naive_estimate"]
 

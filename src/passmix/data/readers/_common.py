@@ -32,7 +32,7 @@ def check_threshold(threshold: Any, *, optional: bool = True) -> float | None:
 
     Examples
     --------
-    >>> from passmix.readers._common import check_threshold
+    >>> from passmix.data.readers._common import check_threshold
     >>> check_threshold(1), check_threshold(None)
     (1.0, None)
     >>> check_threshold(float("nan"))

@@ -24,15 +24,15 @@ from typing import Any
 
 import click
 
-from . import __version__
-from ._defaults import CLI_K, INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, SUMMARY_K
-from ._validation import check_k
-from .data import LAYOUTS, read_counts
-from .examples import example_path
-from .registry import estimator_names, get_estimator
-from .tables import NOISE, estimate_table, render
+from .. import __version__
+from .._defaults import CLI_K, INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, SUMMARY_K
+from .._validation import check_k
+from ..data.counts import LAYOUTS, read_counts
+from ..examples import example_path
+from ..estimators.registry import estimator_names, get_estimator
+from ..tables import NOISE, estimate_table, render
 
-__all__ = ["estimate_table", "main"]
+__all__ = ["main"]
 
 FORMATS = ("table", "csv", "json")
 EXAMPLE_NAME = "math_m10"
@@ -355,8 +355,8 @@ def estimate(
 
 def _read_log_file(source: Path, log_format: str, options: dict, group_cols: list):
     """FILE read by its harness log reader (and said on stderr), or None for a table."""
-    from .data import check_log_groups
-    from .readers import detect_log_format, read_log
+    from ..data.counts import check_log_groups
+    from ..data.readers import detect_log_format, read_log
 
     if not source.exists():  # said as such, not as a table that log options do not fit
         raise FileNotFoundError(f"no such file: '{source}'.")
@@ -452,7 +452,7 @@ def repeated(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...
     if jobs == 0:
         raise click.BadParameter("must be -1 or >= 1.", ctx, param_hint="'--jobs'")
     group_cols = _split_columns(group_by)
-    from .experiments import repeated_experiment
+    from ..experiments import repeated_experiment
 
     client = None
     with _warnings_as_lines(), contextlib.ExitStack() as stack:
@@ -534,8 +534,8 @@ def scaling(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...]
     """
     if jobs == 0:
         raise click.BadParameter("must be -1 or >= 1.", ctx, param_hint="'--jobs'")
-    from .experiments.scaling import PREDICTORS
-    from .experiments.scaling_report import scaling_experiment
+    from ..experiments.scaling import PREDICTORS
+    from ..experiments.scaling_report import scaling_experiment
 
     columns = {name: v for name, v in (("task", task), ("successes", successes),
                                         ("trials", trials), ("outcome", outcome)) if v}
@@ -620,7 +620,7 @@ def sensitivity(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, 
     """
     if jobs == 0:
         raise click.BadParameter("must be -1 or >= 1.", ctx, param_hint="'--jobs'")
-    from .experiments.sensitivity_report import sensitivity_experiment
+    from ..experiments.sensitivity_report import sensitivity_experiment
 
     with _warnings_as_lines(), contextlib.ExitStack() as stack:
         try:
@@ -692,6 +692,3 @@ def _message(err: BaseException) -> str:
     text = str(err).strip()
     return text or type(err).__name__
 
-
-if __name__ == "__main__":
-    main(prog_name="passmix")

@@ -1,0 +1,844 @@
+"""The posterior of the Beta mixture by NUTS, its metrics, credible intervals and checks.
+
+The delta-method interval of :mod:`passmix.inference.delta` rests on asymptotics
+that are weakest where passmix is most needed: few tasks, few trials,
+horizons far past the data, weights near 0, components that nearly coincide.
+This module samples the posterior of *the same PyMC model* the
+maximum-likelihood fit maximises (:func:`passmix.models.mixture.graph.build_model`, same
+unconstrained coordinates, same ordered component means, same grouped
+``(y, m)`` likelihood) with ``pymc.sample`` (or nutpie), and returns an ArviZ
+:class:`~arviz.InferenceData` so that the usual ArviZ diagnostics and plots
+apply.
+
+Data flow: :func:`sample` -> ``InferenceData`` (posterior with the metric
+draws, sample_stats, observed_data and posterior_predictive count
+histograms, constant_data with the ``(y, m)`` pairs) -> :func:`posterior_metrics`,
+:func:`credible_interval`, :func:`posterior_summary`,
+:func:`compare_intervals` (against the delta method), :func:`diagnose` and
+:func:`check_diagnostics` (r_hat, ESS, divergences, improper flat posterior,
+posterior predictive check). Plots are in :mod:`passmix.plots.posterior`.
+
+Priors (``prior=``):
+
+``"weak"`` (default)
+    Independent normal priors on the unconstrained coordinates
+    (:data:`passmix.models.mixture.graph.WEAK_PRIOR`). Proper, so the posterior is proper
+    for any data, and weak enough that with a few hundred tasks the data
+    dominate (the posterior mean is then close to the MLE).
+``"flat"``
+    Flat on the unconstrained coordinates: the posterior mode is the MLE of
+    :func:`passmix.fit`, for a direct comparison. This posterior is
+    *improper* in general: as the concentration grows the likelihood tends to
+    the binomial likelihood of a common success rate (a positive constant),
+    and for H > 1 also as a weight goes to 0 or two means coincide. It
+    behaves as proper only when the likelihood at the MLE is far above those
+    limits (clearly over-dispersed counts, a component that earns its
+    place), so the sampler never reaches the plateau. The optimiser's box
+    bounds are *not* imposed while sampling: they would make the posterior
+    formally proper but pile the draws against an arbitrary edge. Instead
+    the draws are checked and a :class:`~passmix.PosteriorWarning` says when
+    the flat posterior appears improper (the MLE on a box bound, or draws
+    beyond the box).
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+from scipy.special import betaln, gammaln, logsumexp
+
+from .._pytensor import import_pytensor
+from .._defaults import POSTERIOR_K
+from .._validation import (DegenerateDataWarning, FitWarning, PosteriorWarning, check_k,
+                          check_level, check_metric, check_seed, check_whole)
+from ..models.mixture.fit import MixtureFit, fit
+from ..inference.delta import ConfidenceInterval
+from ..metrics import metric_value
+from ..models.mixture.graph import get_sampling_model, pair_data
+from ..models.mixture.parameters import (PARAMETER_BOUNDS, PRIORS, WEAK_PRIOR, bounds, coordinate_blocks,
+                         n_free_parameters)
+
+if TYPE_CHECKING:
+    import arviz as az
+
+__all__ = [
+    "DEFAULT_K",
+    "PosteriorWarning",
+    "check_diagnostics",
+    "compare_intervals",
+    "credible_interval",
+    "diagnose",
+    "posterior_metrics",
+    "posterior_summary",
+    "ppc_pvalue",
+    "sample",
+]
+
+#: Horizons whose metric draws are stored in the posterior by default.
+DEFAULT_K = POSTERIOR_K  # horizons whose metric draws are stored
+
+#: Variable names of the metric draws in the posterior group, by canonical metric.
+METRIC_VARS = {"pass@k": "pass_at_k", "pass^k": "pass_hat_k", "auc@k": "auc_at_k"}
+
+#: Names of the sampled (unconstrained) coordinates, in the model's order.
+FREE_VARS = ("logit_weights", "logit_mean_first", "log_mean_gaps", "log_concentration")
+
+_SAMPLERS = ("pymc", "nutpie")
+_METHODS = ("eti", "hdi")
+_R_HAT_MAX = 1.01
+_ESS_PER_CHAIN = 100  # Vehtari et al. (2021): bulk and tail ESS >= 100 per chain
+_PPC_ALPHA = 0.01
+_PPC_MAX_VALUES = 2_000_000  # cap on stored posterior predictive numbers (draws x cells)
+_START_JITTER = 0.1
+
+
+# -- validation ------------------------------------------------------------------
+
+def _seed_iv(seed: Any) -> int | None:
+    """The seed as the int ``pymc.sample`` takes (drawn from a Generator if given one)."""
+    seed = check_seed(seed)
+    if isinstance(seed, np.random.Generator):
+        return int(seed.integers(2**31 - 1))
+    if isinstance(seed, np.random.SeedSequence):
+        return int(seed.generate_state(1)[0] % (2**31 - 1))
+    return seed
+
+
+def _sample_iv(draws, chains, tune, prior, sampler, target_accept, cores):
+    draws = check_whole(draws, "draws", integral=True)
+    chains = check_whole(chains, "chains", integral=True)
+    tune = check_whole(tune, "tune", minimum=0, integral=True)
+    if prior not in PRIORS:
+        raise ValueError(f"unknown prior {prior!r}; expected one of {', '.join(PRIORS)}.")
+    if sampler not in _SAMPLERS:
+        raise ValueError(f"unknown sampler {sampler!r}; expected one of {', '.join(_SAMPLERS)}.")
+    if not isinstance(target_accept, numbers.Real) or not 0.0 < target_accept < 1.0:
+        raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}.")
+    cores = min(chains, 2) if cores is None else check_whole(cores, "cores", integral=True)
+    return draws, chains, tune, cores
+
+
+def check_idata(idata) -> None:
+    """Raise TypeError unless `idata` is what :func:`sample` returns."""
+    posterior = getattr(idata, "posterior", None) if hasattr(idata, "groups") else None
+    if posterior is None or not {"weights", "alpha", "beta"} <= set(posterior.data_vars):
+        raise TypeError("idata must be the InferenceData returned by passmix.bayes.sample.sample "
+                        "(a posterior group with weights, alpha and beta).")
+
+
+# -- sampling --------------------------------------------------------------------
+
+def _resolve_fit(data, n_components, seed
+                 ) -> tuple[MixtureFit, int, np.ndarray, tuple[str, ...]]:
+    """The fit to start from, the H to sample, the MLE of that H and its on-bound coordinates."""
+    if n_components is not None:
+        n_components = check_whole(n_components, "n_components", integral=True)
+    if not isinstance(data, MixtureFit):
+        res = fit(data, n_components=n_components, seed=seed)
+        return res, res.n_components, np.asarray(res.params), tuple(res.on_bound)
+    h = data.n_components if n_components is None else n_components
+    if h == data.n_components:
+        return data, h, np.asarray(data.params), tuple(data.on_bound)
+    cand = data.candidates.get(h)
+    if cand is None:
+        cand = fit(data.counts, n_components=h, seed=seed)
+    return data, h, np.asarray(cand.params), tuple(cand.on_bound)
+
+
+def _starts(mle: np.ndarray, h: int, chains: int, prior: str, seed: int | None,
+            jitter: float) -> list[np.ndarray]:
+    """Chain starts: the MLE with small normal jitter, kept where the prior has mass."""
+
+    rng = np.random.default_rng(seed)
+    if prior == "weak":
+        lo, hi = [], []
+        for name, size in coordinate_blocks(h):
+            mu, sigma = WEAK_PRIOR[name]
+            lo += [mu - 3 * sigma] * size
+            hi += [mu + 3 * sigma] * size
+        lo, hi = np.array(lo), np.array(hi)
+    else:
+        box = bounds(h)
+        lo, hi = box[:, 0] + 0.5, box[:, 1] - 0.5
+    centre = np.clip(mle, lo, hi)
+    return [centre + rng.normal(0.0, jitter, centre.size) for _ in range(chains)]
+
+
+def _as_point(z: np.ndarray, h: int) -> dict[str, np.ndarray | float]:
+    point, i = {}, 0
+    for name, size in coordinate_blocks(h):
+        point[name] = float(z[i]) if name == "logit_mean_first" else z[i:i + size].copy()
+        i += size
+    return point
+
+
+def _run_pymc(sm, draws, tune, chains, cores, seed, starts, target_accept, progressbar, kwargs):
+    import_pytensor()
+    import pymc as pm
+
+    options = dict(init="adapt_diag", compute_convergence_checks=False, quiet=not progressbar,
+                   target_accept=target_accept)
+    options.update(kwargs)
+    return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
+                     progressbar=progressbar, model=sm.model,
+                     initvals=[_as_point(z, sm.n_components) for z in starts], **options)
+
+
+def _run_nutpie(sm, draws, tune, chains, cores, seed, starts, target_accept, progressbar,
+                data, kwargs):
+    try:
+        import nutpie
+    except ImportError:  # pragma: no cover - depends on the environment
+        raise ImportError("sampler='nutpie' needs the optional package nutpie "
+                          "(pip install nutpie); the default sampler='pymc' needs nothing more."
+                          ) from None
+    compiled = sm.nutpie_cache.get("compiled")
+    if compiled is None:
+        compiled = nutpie.compile_pymc_model(sm.model, freeze_model=False)
+        names = [n for n in compiled.shapes if n in FREE_VARS]
+        expected = [n for n, _ in coordinate_blocks(sm.n_components)]
+        if names != expected:  # pragma: no cover - guards a change in nutpie's ordering
+            raise RuntimeError(f"unexpected nutpie variable order {names}, expected {expected}")
+        sm.nutpie_cache["compiled"] = compiled
+    compiled = compiled.with_data(**data)
+    # nutpie takes one start for all chains and jitters it itself
+    return nutpie.sample(compiled, draws=draws, tune=tune, chains=chains, cores=cores,
+                         seed=seed, save_warmup=False, progress_bar=progressbar,
+                         init_mean=np.mean(starts, axis=0), target_accept=target_accept,
+                         **kwargs)
+
+
+def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None = None,
+           prior: str = "weak", seed=None, tune: int = 1000, target_accept: float = 0.9,
+           cores: int | None = None, sampler: str = "pymc", k=DEFAULT_K,
+           progressbar: bool = False, check: bool = True, **kwargs) -> az.InferenceData:
+    """Sample the posterior of the Beta mixture with NUTS.
+
+    Parameters
+    ----------
+    data : MixtureFit, Counts or tuple of array_like
+        A fit from :func:`passmix.fit` (its H, its data, its MLE as the
+        starting point), or counts, which are fitted first (BIC over H
+        unless `n_components` is given).
+    draws, chains : int, default 1000, 4
+        Draws kept per chain, and chains.
+    n_components : int, optional
+        H to sample; default the fit's (chosen by BIC).
+    prior : {"weak", "flat"}, default "weak"
+        ``"weak"``: independent normal priors on the unconstrained coordinates
+        (:data:`passmix.models.mixture.graph.WEAK_PRIOR`), proper for any data.
+        ``"flat"``: flat on those coordinates, so the posterior mode is the
+        MLE; improper in general and usable only when the data keep the
+        sampler away from the plateaus of the likelihood (see the module
+        docstring); a :class:`~passmix.PosteriorWarning` says when it is not.
+    seed : int or numpy.random.Generator, optional
+        Seed of the chain starts and the sampler (and of the fit, if `data`
+        are counts). Fixed seed, same draws.
+    tune : int, default 1000
+        Warm-up iterations per chain (discarded).
+    target_accept : float, default 0.9
+        NUTS target acceptance rate.
+    cores : int, optional
+        Processes for the chains; default ``min(chains, 2)``.
+    sampler : {"pymc", "nutpie"}, default "pymc"
+        ``"nutpie"`` uses nutpie (optional dependency) on the same PyMC model;
+        its compiled model is cached per ``(H, prior)`` and only the data are
+        swapped, which pays off for many or long runs.
+    k : int or array_like of int, default (1, 5, 10, 60, 100, 1000)
+        Horizons whose metric draws are stored in the posterior; others are
+        available from :func:`posterior_metrics`.
+    progressbar : bool, default False
+        Show the sampler's progress bar.
+    check : bool, default True
+        Run :func:`check_diagnostics` and warn about each problem found.
+    **kwargs
+        Passed to ``pymc.sample`` (or ``nutpie.sample``).
+
+    Returns
+    -------
+    arviz.InferenceData
+        Groups: ``posterior`` (the free coordinates; ``weights``, ``alpha``,
+        ``beta`` with dim ``component``; ``pass_at_k``, ``pass_hat_k``,
+        ``auc_at_k`` with dim ``k``), ``sample_stats``, ``observed_data``
+        and ``posterior_predictive`` (``count_histogram``: tasks with each
+        number of successes, dims ``trials`` x ``successes``), and
+        ``constant_data`` (the distinct ``(y, m)`` pairs). The posterior's
+        ``attrs`` record the prior, H, sampler and the MLE; the problems
+        :func:`check_diagnostics` found are in
+        ``idata.sample_stats.attrs["passmix_problems"]``.
+
+    Warns
+    -----
+    PosteriorWarning
+        For each diagnostic problem (see :func:`check_diagnostics`), and
+        before sampling when H is not identified by m trials
+        (``3H - 1 > m``).
+
+    Notes
+    -----
+    Component means are ordered on the logit scale by the parameterisation,
+    so labels cannot switch between chains. Chains start at the MLE with
+    normal jitter (sd 0.1), which shortens warm-up. The posterior predictive
+    draws, for each posterior draw and each number of trials m shared by
+    ``n_m`` tasks, the histogram of successes as
+    ``Multinomial(n_m, p)`` with ``p`` the mixture's beta-binomial pmf: the
+    same distribution as drawing each task's theta from the mixture and its
+    successes from a binomial, at a cost independent of the number of tasks.
+    When draws x cells would exceed two million numbers, the predictive uses
+    evenly thinned draws.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import passmix
+    >>> from passmix.bayes.sample import sample, posterior_metrics
+    >>> rng = np.random.default_rng(0)
+    >>> counts = passmix.Counts(rng.binomial(5, rng.beta(1.0, 2.0, 200)), np.full(200, 5))
+    >>> res = passmix.fit(counts, n_components=1, seed=0)
+    >>> idata = sample(res, draws=300, chains=2, tune=300, seed=1)
+    >>> posterior_metrics(idata, k=[1, 60])["pass_at_k"].dims
+    ('chain', 'draw', 'k')
+    """
+    draws, chains, tune, cores = _sample_iv(draws, chains, tune, prior, sampler,
+                                            target_accept, cores)
+    k_arr = np.unique(check_k(k)[0])
+    seed = _seed_iv(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FitWarning)  # the bound is said below, in its own terms
+        warnings.simplefilter("ignore", DegenerateDataWarning)
+        fit_, h, mle, on_bound = _resolve_fit(data, n_components, seed)
+    y, m, weight = fit_.counts.pairs()
+    problems: list[str] = []
+    if n_free_parameters(h) > int(m.max()):
+        msg = (f"H = {h} has {n_free_parameters(h)} free parameters but m = {int(m.max())} "
+               f"trials per task identify only {int(m.max())} moments of the mixing "
+               "distribution: the posterior of the components follows the prior "
+               "(prior='flat': it is improper).")
+        problems.append(msg)
+        warnings.warn(msg, PosteriorWarning, stacklevel=2)
+    if prior == "flat" and on_bound:
+        msg = (f"the flat posterior is improper for these data: the likelihood rises to the "
+               f"box bound of {', '.join(on_bound)} (the MLE is on it), so it does not vanish "
+               "beyond and a flat prior leaves infinite mass there. Use prior='weak'.")
+        problems.append(msg)
+        warnings.warn(msg, PosteriorWarning, stacklevel=2)
+
+    starts = _starts(mle, h, chains, prior, seed, _START_JITTER)
+    sm = get_sampling_model(h, prior)
+    pairs = pair_data(y, m, weight)
+    with sm.lock:
+        sm.set_data(y, m, weight)
+        if sampler == "pymc":
+            idata = _run_pymc(sm, draws, tune, chains, cores, seed, starts, target_accept,
+                              progressbar, kwargs)
+        else:
+            idata = _run_nutpie(sm, draws, tune, chains, cores, seed, starts, target_accept,
+                                progressbar, pairs, kwargs)
+
+    idata = _tidy(idata, h)
+    posterior = idata.posterior
+    for metric, name in METRIC_VARS.items():
+        posterior[name] = posterior_metrics(idata, k=k_arr, metric=metric)
+    posterior.attrs.update({
+        "passmix_prior": prior, "passmix_n_components": h, "passmix_sampler": sampler,
+        "passmix_mle": [float(v) for v in mle],
+    })
+    _add_predictive(idata, y, m, weight, seed)
+    if "constant_data" not in idata.groups():
+        idata.add_groups(constant_data=xr.Dataset(
+            {name: ("pair", np.asarray(v)) for name, v in pairs.items()}))
+    found = check_diagnostics(idata, warn=check, stacklevel=3)
+    idata.sample_stats.attrs["passmix_problems"] = problems + found
+    return idata
+
+
+_DIM_RENAMES = {
+    "weights": "component", "alpha": "component", "beta": "component",
+    "log_concentration": "component", "logit_weights": "higher_component",
+    "log_mean_gaps": "higher_component",
+}
+
+
+def _tidy(idata, h: int):
+    """Name the component dims (``component`` 1..H, ``higher_component`` 2..H)."""
+    posterior = idata.posterior
+    keep = [v for v in posterior.data_vars if v in _DIM_RENAMES or v == "logit_mean_first"]
+    out = xr.Dataset(attrs=posterior.attrs)
+    for var in keep:
+        da = posterior[var]
+        extra = [d for d in da.dims if d not in ("chain", "draw")]
+        if extra:
+            new = _DIM_RENAMES[var]
+            da = da.rename({extra[0]: new}).drop_vars(new, errors="ignore")
+            start = 1 if new == "component" else 2
+            da = da.assign_coords({new: np.arange(start, start + da.sizes[new])})
+        out[var] = da
+    idata.posterior = out.transpose("chain", "draw", ...)
+    return idata
+
+
+# -- posterior predictive ----------------------------------------------------------
+
+def _flat_draws(posterior, var: str) -> np.ndarray:
+    """Draws of a component variable as ``(chain, draw, H)``."""
+    return np.asarray(posterior[var].transpose("chain", "draw", "component").values, dtype=float)
+
+
+def _mixture_pmf(weights, alpha, beta, m: int) -> np.ndarray:
+    """Beta-binomial mixture pmf of y = 0..m, shape ``weights.shape[:-1] + (m + 1,)``."""
+    y = np.arange(m + 1, dtype=float)
+    with np.errstate(all="ignore"):
+        a = np.clip(alpha, 1e-300, 1e300)[..., None]
+        b = np.clip(beta, 1e-300, 1e300)[..., None]
+        log_comb = gammaln(m + 1.0) - gammaln(y + 1.0) - gammaln(m - y + 1.0)
+        # (m - y) first: b + m - y rounds to 0 at y = m when b is tiny
+        log_c = log_comb + betaln(a + y, b + (m - y)) - betaln(a, b)
+        log_pmf = logsumexp(np.log(weights)[..., None] + log_c, axis=-2)
+        pmf = np.exp(log_pmf)
+        pmf = np.where(np.isfinite(pmf), pmf, 0.0)
+        total = pmf.sum(axis=-1, keepdims=True)
+        uniform = np.full_like(pmf, 1.0 / (m + 1))
+        return np.where(total > 0, pmf / np.where(total > 0, total, 1.0), uniform)
+
+
+def _observed_histogram(y, m, weight) -> tuple[np.ndarray, np.ndarray]:
+    trials = np.unique(m)
+    hist = np.zeros((trials.size, int(trials.max()) + 1), dtype=np.int64)
+    row = np.searchsorted(trials, m)
+    np.add.at(hist, (row, y), weight)
+    return trials, hist
+
+
+def _add_predictive(idata, y, m, weight, seed) -> None:
+    posterior = idata.posterior
+    trials, observed = _observed_histogram(y, m, weight)
+    n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
+    keep = max(1, min(n_draw, _PPC_MAX_VALUES // max(1, n_chain * observed.size)))
+    draw_idx = np.unique(np.linspace(0, n_draw - 1, keep).round().astype(int))
+    w = _flat_draws(posterior, "weights")[:, draw_idx]
+    a = _flat_draws(posterior, "alpha")[:, draw_idx]
+    b = _flat_draws(posterior, "beta")[:, draw_idx]
+    rng = np.random.default_rng(None if seed is None else [seed, 1])
+    shape = w.shape[:2] + observed.shape
+    replicated = np.zeros(shape, dtype=np.int64)
+    expected = np.zeros(shape)
+    n_tasks = observed.sum(axis=1)
+    for i, mm in enumerate(trials):
+        pmf = _mixture_pmf(w, a, b, int(mm))
+        replicated[:, :, i, : mm + 1] = rng.multinomial(n_tasks[i], pmf)
+        expected[:, :, i, : mm + 1] = n_tasks[i] * pmf
+    coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values[draw_idx],
+              "trials": trials, "successes": np.arange(observed.shape[1])}
+    dims = ("chain", "draw", "trials", "successes")
+    predictive = xr.Dataset(
+        {"count_histogram": (dims, replicated), "expected_histogram": (dims, expected)},
+        coords=coords)
+    obs = xr.Dataset({"count_histogram": (("trials", "successes"), observed)},
+                     coords={"trials": trials, "successes": coords["successes"]})
+    idata.add_groups(posterior_predictive=predictive, observed_data=obs)
+
+
+def ppc_pvalue(idata) -> float:
+    """Posterior predictive p-value of the count histogram (Freeman-Tukey discrepancy).
+
+    For each draw, ``T(h) = sum (sqrt(h) - sqrt(E))^2`` over the cells
+    (trials, successes), with ``E`` the histogram expected under that draw;
+    the p-value is the share of draws whose replicated histogram is at least
+    as far from ``E`` as the observed one. Values near 0 say the mixture
+    misfits the counts (e.g. too few components); near 0.5 is typical of a
+    model that fits.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From :func:`sample`.
+
+    Returns
+    -------
+    float
+    """
+    check_idata(idata)
+    pp = idata.posterior_predictive
+    expected = np.sqrt(pp["expected_histogram"].values)
+    t_rep = ((np.sqrt(pp["count_histogram"].values) - expected) ** 2).sum(axis=(-1, -2))
+    observed = np.sqrt(idata.observed_data["count_histogram"].values)
+    t_obs = ((observed - expected) ** 2).sum(axis=(-1, -2))
+    return float(np.mean(t_rep >= t_obs))
+
+
+# -- metrics and intervals ------------------------------------------------------------
+
+def posterior_metrics(idata, k=None, *, metric: str | None = None) -> xr.Dataset | xr.DataArray:
+    """Posterior draws of Pass@k, Pass^k and AUC@k.
+
+    Evaluated with the same closed forms as the point estimates
+    (:func:`passmix.metric_value`), on every draw of ``(weights, alpha, beta)``.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From :func:`sample`.
+    k : int or array_like of int, optional
+        Horizons; default those stored by :func:`sample`.
+    metric : str, optional
+        One metric (``"pass@k"``, ``"pass^k"``, ``"auc@k"`` or an alias); by
+        default all three.
+
+    Returns
+    -------
+    xarray.Dataset or xarray.DataArray
+        Dims ``(chain, draw, k)``; a Dataset with variables ``pass_at_k``,
+        ``pass_hat_k``, ``auc_at_k``, or the DataArray of `metric`.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr, arviz as az
+    >>> from passmix.bayes.sample import posterior_metrics
+    >>> draws = {"weights": np.ones((1, 2, 1)), "alpha": np.ones((1, 2, 1)),
+    ...          "beta": np.ones((1, 2, 1))}
+    >>> idata = az.from_dict(posterior=draws, dims={v: ["component"] for v in draws})
+    >>> posterior_metrics(idata, k=[1, 9], metric="pass@k").values[0, 0]
+    array([0.5, 0.9])
+    """
+    check_idata(idata)
+    posterior = idata.posterior
+    if k is None:
+        if "k" not in posterior.coords:
+            raise ValueError("no horizons stored in idata; pass k.")
+        k_arr = posterior["k"].values
+    else:
+        k_arr = check_k(k)[0]
+    w, a, b = (_flat_draws(posterior, v) for v in ("weights", "alpha", "beta"))
+    # draws of an improper flat posterior can run off until alpha or beta
+    # under/overflows; those draws give NaN (the diagnostics say why), not an error
+    bad = ~np.all(np.isfinite(w) & np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0),
+                  axis=-1)
+    if bad.any():
+        w, a, b = (np.where(bad[..., None], 1.0, x) for x in (w, a, b))
+    metrics = list(METRIC_VARS) if metric is None else [check_metric(metric)]
+    out = {}
+    for name in metrics:
+        with np.errstate(all="ignore"):
+            values = metric_value(name, w, a, b, k_arr)
+        values = np.where(bad[..., None], np.nan, values)
+        out[METRIC_VARS[name]] = xr.DataArray(
+            np.asarray(values), dims=("chain", "draw", "k"),
+            coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values,
+                    "k": k_arr}, name=METRIC_VARS[name])
+    return out[METRIC_VARS[metrics[0]]] if metric is not None else xr.Dataset(out)
+
+
+def metric_draws(idata, metric: str, k_arr: np.ndarray) -> xr.DataArray:
+    """Draws of `metric` at horizons `k_arr`: stored ones, or computed from the parameters."""
+    name = METRIC_VARS[metric]
+    stored = idata.posterior.get(name)
+    if stored is not None and np.isin(k_arr, stored["k"].values).all():
+        return stored.sel(k=k_arr)
+    return posterior_metrics(idata, k=k_arr, metric=metric)
+
+
+def credible_interval(idata, metric: str, k, level: float = 0.95, *, method: str = "eti"
+                      ) -> ConfidenceInterval:
+    """Posterior credible interval of a metric at horizon(s) `k`.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From :func:`sample`.
+    metric : str
+        ``"pass@k"``, ``"pass^k"`` or ``"auc@k"`` (aliases accepted).
+    k : int or array_like of int
+        Horizon(s).
+    level : float, default 0.95
+        Posterior probability inside the interval.
+    method : {"eti", "hdi"}, default "eti"
+        Equal-tailed (quantiles ``(1 -/+ level) / 2``; invariant to monotone
+        transformations, comparable with the delta method's two tails) or
+        highest density (the shortest interval, by ``arviz.hdi``).
+
+    Returns
+    -------
+    ConfidenceInterval
+        ``(lower, upper)``: floats for scalar `k`, arrays otherwise.
+    """
+    check_idata(idata)
+    metric = check_metric(metric)
+    level = check_level(level)
+    if method not in _METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(_METHODS)}.")
+    k_arr, scalar = check_k(k)
+    lower, upper = draws_interval(metric_draws(idata, metric, k_arr), level, method)
+    if scalar:
+        return ConfidenceInterval(float(lower[0]), float(upper[0]))
+    return ConfidenceInterval(lower, upper)
+
+
+def draws_interval(draws: xr.DataArray, level: float, method: str
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Equal-tailed (``"eti"``) or highest-density (``"hdi"``) interval of draws, per k."""
+    values = draws.transpose("chain", "draw", "k").values
+    if method == "eti":
+        flat = values.reshape(-1, values.shape[-1])
+        lower, upper = np.quantile(flat, [(1 - level) / 2, (1 + level) / 2], axis=0)
+        return lower, upper
+    import arviz as az
+
+    ds = xr.Dataset({"x": (("chain", "draw", "k"), values)})
+    hdi = az.hdi(ds, hdi_prob=level)["x"].transpose("k", "hdi").values
+    return hdi[:, 0], hdi[:, 1]
+
+
+def posterior_summary(idata, k=None, level: float = 0.95) -> pd.DataFrame:
+    """Posterior mean, sd, equal-tailed and HDI intervals and diagnostics of every metric.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From :func:`sample`.
+    k : int or array_like of int, optional
+        Horizons; default those stored by :func:`sample`.
+    level : float, default 0.95
+        Level of both intervals.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns metric, k, posterior_mean, posterior_sd, eti_lower,
+        eti_upper, hdi_lower, hdi_upper, r_hat, ess_bulk, ess_tail.
+    """
+    import arviz as az
+
+    check_idata(idata)
+    level = check_level(level)
+    k_arr = idata.posterior["k"].values if k is None else check_k(k)[0]
+    frames = []
+    for metric in METRIC_VARS:
+        draws = metric_draws(idata, metric, k_arr)
+        eti = draws_interval(draws, level, "eti")
+        hdi = draws_interval(draws, level, "hdi")
+        ds = draws.to_dataset(name="x")
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore", RuntimeWarning)  # constant draws: r_hat is NaN
+            r_hat = az.rhat(ds)["x"].values
+            ess_bulk = az.ess(ds, method="bulk")["x"].values
+            ess_tail = az.ess(ds, method="tail")["x"].values
+        frames.append(pd.DataFrame({
+            "metric": metric, "k": k_arr, "posterior_mean": draws.mean(("chain", "draw")).values,
+            "posterior_sd": draws.std(("chain", "draw")).values,
+            "eti_lower": eti[0], "eti_upper": eti[1], "hdi_lower": hdi[0], "hdi_upper": hdi[1],
+            "r_hat": r_hat, "ess_bulk": ess_bulk, "ess_tail": ess_tail,
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+def compare_intervals(fit: MixtureFit, idata, k=None, level: float = 0.95, *,
+                      method: str = "eti", scale: str = "logit") -> pd.DataFrame:
+    """Delta-method and posterior credible intervals side by side, per metric and k.
+
+    Parameters
+    ----------
+    fit : MixtureFit
+        The maximum-likelihood fit (delta-method intervals, :meth:`MixtureFit.delta`).
+    idata : arviz.InferenceData
+        Posterior draws of the same H from :func:`sample`.
+    k : int or array_like of int, optional
+        Horizons; default those stored in `idata`.
+    level : float, default 0.95
+        Level of both intervals.
+    method : {"eti", "hdi"}, default "eti"
+        Kind of credible interval (see :func:`credible_interval`).
+    scale : {"logit", "identity"}, default "logit"
+        Scale of the delta-method interval (see :func:`passmix.delta_method`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns metric, k, estimate, delta_lower, delta_upper,
+        posterior_mean, credible_lower, credible_upper; one row per metric
+        and horizon.
+
+    Raises
+    ------
+    ValueError
+        If the fit's H differs from the H sampled.
+    """
+    if not isinstance(fit, MixtureFit):
+        raise TypeError(f"fit must be a passmix.MixtureFit, got {type(fit).__name__}.")
+    check_idata(idata)
+    level = check_level(level)
+    if method not in _METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(_METHODS)}.")
+    h = idata.posterior.sizes.get("component")
+    if h != fit.n_components:
+        raise ValueError(f"the fit has H = {fit.n_components} components but idata was sampled "
+                         f"with H = {h}; compare intervals of the same model.")
+    k_arr = idata.posterior["k"].values if k is None else check_k(k)[0]
+    frames = []
+    for metric in METRIC_VARS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FitWarning)
+            delta = fit.delta(metric, k_arr, level, scale=scale)
+        draws = metric_draws(idata, metric, k_arr)
+        lower, upper = draws_interval(draws, level, method)
+        frames.append(pd.DataFrame({
+            "metric": metric, "k": k_arr, "estimate": delta.estimate,
+            "delta_lower": delta.lower, "delta_upper": delta.upper,
+            "posterior_mean": draws.mean(("chain", "draw")).values,
+            "credible_lower": lower, "credible_upper": upper,
+        }))
+    return pd.concat(frames, ignore_index=True)
+
+
+# -- diagnostics ------------------------------------------------------------------------
+
+def diagnose(idata, var_names=None) -> pd.DataFrame:
+    """r_hat and bulk/tail ESS of each sampled coordinate (and of any `var_names`).
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From :func:`sample`.
+    var_names : list of str, optional
+        Posterior variables; default the sampled unconstrained coordinates.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index the coordinate, named as in :func:`passmix.models.mixture.graph.coordinate_names`
+        (e.g. ``log_concentration[0]``, positional) or, for other variables, by
+        coordinate value (``pass_at_k[60]``); columns r_hat,
+        ess_bulk, ess_tail, plus min_draw and max_draw; its ``attrs`` hold
+        the number of divergent transitions (``"divergences"``) and of draws
+        (``"n_draws"``).
+    """
+    import arviz as az
+
+    check_idata(idata)
+    posterior = idata.posterior
+    names = [v for v in FREE_VARS if v in posterior] if var_names is None else list(var_names)
+    rows = {}
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for name in names:
+            da = posterior[name]
+            ds = da.to_dataset(name="x")
+            r_hat = np.atleast_1d(az.rhat(ds)["x"].values)
+            bulk = np.atleast_1d(az.ess(ds, method="bulk")["x"].values)
+            tail = np.atleast_1d(az.ess(ds, method="tail")["x"].values)
+            extra = [d for d in da.dims if d not in ("chain", "draw")]
+            values = da.transpose("chain", "draw", *extra).values
+            flat = values.reshape(values.shape[0] * values.shape[1], -1)
+            if not extra:
+                labels = [name]
+            elif name in FREE_VARS:  # positional, as passmix.models.mixture.graph.coordinate_names
+                labels = [f"{name}[{i}]" for i in range(da.sizes[extra[0]])]
+            else:
+                labels = [f"{name}[{c}]" for c in np.asarray(da[extra[0]].values).ravel()]
+            for i, label in enumerate(labels):
+                rows[label] = {"r_hat": r_hat.ravel()[i], "ess_bulk": bulk.ravel()[i],
+                               "ess_tail": tail.ravel()[i], "min_draw": flat[:, i].min(),
+                               "max_draw": flat[:, i].max()}
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    stats = getattr(idata, "sample_stats", None)
+    div = int(stats["diverging"].sum()) if stats is not None and "diverging" in stats else 0
+    table.attrs["divergences"] = div
+    table.attrs["n_draws"] = int(posterior.sizes["chain"] * posterior.sizes["draw"])
+    return table
+
+
+def _improper_flat(table: pd.DataFrame) -> list[str]:
+    """Coordinates whose draws leave the optimiser's box (flat prior only)."""
+    out = []
+    for label, row in table.iterrows():
+        lo, hi = PARAMETER_BOUNDS[str(label).split("[")[0]]
+        if row["max_draw"] > hi:
+            out.append(f"{label} up to {row['max_draw']:.3g} (box edge {hi:g})")
+        elif row["min_draw"] < lo:
+            out.append(f"{label} down to {row['min_draw']:.3g} (box edge {lo:g})")
+    return out
+
+
+def check_diagnostics(idata, *, r_hat_max: float = _R_HAT_MAX, ess_min: float | None = None,
+                      ppc_alpha: float = _PPC_ALPHA, warn: bool = True,
+                      stacklevel: int = 2) -> list[str]:
+    """Check the draws and warn, naming each problem found.
+
+    Checks, on the sampled coordinates and the stored metric draws:
+    r_hat above `r_hat_max`; bulk or tail ESS below `ess_min`; divergent
+    transitions after warm-up; with ``prior="flat"``, draws beyond the box
+    the MLE is confined to (the flat posterior is then improper for these
+    data); and a posterior predictive p-value of the count histogram below
+    `ppc_alpha` (:func:`ppc_pvalue`).
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From :func:`sample`.
+    r_hat_max : float, default 1.01
+        Largest acceptable rank-normalised split r_hat (Vehtari et al. 2021).
+    ess_min : float, optional
+        Smallest acceptable bulk and tail ESS; default 100 per chain.
+    ppc_alpha : float, default 0.01
+        Posterior predictive p-values below this are reported.
+    warn : bool, default True
+        Issue a :class:`~passmix.PosteriorWarning` for each problem.
+    stacklevel : int, default 2
+        Passed to :func:`warnings.warn`.
+
+    Returns
+    -------
+    list of str
+        One message per problem; empty when all is well.
+    """
+    check_idata(idata)
+    n_chains = idata.posterior.sizes["chain"]
+    ess_min = _ESS_PER_CHAIN * n_chains if ess_min is None else float(ess_min)
+    coords = diagnose(idata)
+    metric_names = [v for v in METRIC_VARS.values() if v in idata.posterior]
+    table = pd.concat([coords, diagnose(idata, metric_names)]) if metric_names else coords
+    problems = []
+    if idata.posterior.attrs.get("passmix_prior") == "flat":
+        gone = _improper_flat(coords)
+        if gone:
+            problems.append(
+                "the flat posterior appears improper for these data: draws of "
+                + "; ".join(gone) + ", beyond the box the MLE is confined to (the likelihood "
+                "does not vanish in that direction, so a flat prior leaves infinite mass "
+                "there). These draws do not describe a posterior; use prior='weak'.")
+    bad = table["r_hat"] > r_hat_max
+    if bad.any():
+        problems.append(f"r_hat > {r_hat_max:g} (chains disagree) for "
+                        + _list(table.loc[bad, "r_hat"], ".3f"))
+    for kind in ("bulk", "tail"):
+        col = f"ess_{kind}"
+        low = table[col] < ess_min
+        if low.any():
+            problems.append(f"{kind} ESS < {ess_min:g} (too few effective draws; run longer) "
+                            f"for " + _list(table.loc[low, col], ".0f"))
+    div = coords.attrs["divergences"]
+    if div:
+        problems.append(f"{div} divergent transitions of {coords.attrs['n_draws']} draws after "
+                        "warm-up: the sampler missed part of the posterior (raise "
+                        "target_accept; with many, the model is too flexible for the data)")
+    if "posterior_predictive" in idata.groups():
+        p = ppc_pvalue(idata)
+        if p < ppc_alpha:
+            problems.append(f"posterior predictive check of the count histogram: p = {p:.3g} "
+                            f"< {ppc_alpha:g}, the mixture does not reproduce the observed "
+                            "counts (try more components)")
+    if warn:
+        for msg in problems:
+            warnings.warn(msg, PosteriorWarning, stacklevel=stacklevel)
+    return problems
+
+
+def _list(series: pd.Series, fmt: str, most: int = 6) -> str:
+    items = [f"{name} ({value:{fmt}})" for name, value in series.items()]
+    more = f" and {len(items) - most} more" if len(items) > most else ""
+    return ", ".join(items[:most]) + more
+

@@ -1,0 +1,17 @@
+"""The likelihood models: the Beta mixture of one system, the pooled model of many.
+
+* :mod:`~passmix.models.mixture`: a Beta mixture prior on task success
+  probability, H components chosen by BIC (:func:`passmix.fit`);
+* :mod:`~passmix.models.pooled`: systems on shared tasks, one difficulty
+  distribution and a per-system ability (:func:`fit_pooled`).
+
+Both are PyMC models compiled once; names load on first use, so importing
+this package does not import PyMC.
+"""
+
+from .._lazy import attach
+
+__getattr__, __dir__, __all__ = attach(__name__, {
+    ".mixture.fit": ["MixtureFit"],
+    ".pooled.fit": ["PooledFit", "PooledSystem", "fit_pooled", "fit_pooled_groups"],
+})

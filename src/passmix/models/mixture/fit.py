@@ -1,0 +1,820 @@
+"""Marginal maximum likelihood of the Beta mixture, with BIC over H.
+
+For each candidate H the compiled objective of :mod:`passmix.models.mixture.graph` (the
+``pymc.find_MAP`` objective with flat priors) is maximised by L-BFGS-B from
+`n_init` random starts plus, for H > 1, a start split from the H - 1 optimum;
+the best optimum is kept and polished by Newton steps on the coordinates that
+are not held by a bound. ``BIC(H) = -2 l + (3H - 1) log J_obs`` picks H, ties
+going to the smaller H. The result, :class:`MixtureFit`, gives the metrics at
+any horizon with profile-likelihood or delta-method intervals.
+
+The binomial limit
+------------------
+When the counts are no more spread out than binomial counts with one common
+success rate would be, the likelihood keeps rising as a component's
+concentration ``alpha + beta`` grows: its maximum is the limit where every
+task of that component has the same success rate. The fit stops there at the
+box bound of ``log_concentration`` (about 1.2e6), which for horizons up to
+~10^5 is the limit itself, and says so (:attr:`MixtureFit.binomial_limit`).
+That is a converged fit on a boundary, not a failure. What the data do not
+say there is how far the success rates *could* spread: tasks that never
+succeeded in m trials may be hopeless or merely hard, and Pass@k at k >> m
+depends on which. The profile-likelihood interval shows that range; the
+delta-method interval cannot, since it treats the bounded coordinate as known.
+"""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, logit, polygamma
+from threadpoolctl import threadpool_limits
+
+from ..._pytensor import import_pytensor
+from ..._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, METRICS, SUMMARY_K
+from ..._validation import (DegenerateDataWarning, FitWarning, check_k, check_level, check_metric,
+                          check_seed, check_whole)
+from ...data.counts import Counts, as_counts
+from ...distributions import BetaMixture
+from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, is_stationary, maximize,
+                        observed_covariance, select_by_bic)
+from ...inference.delta import ConfidenceInterval, DeltaMethodResult, delta_method
+from ...metrics import evaluate_logit, evaluate_logit_value, evaluate_metric
+from .graph import get_objective
+from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_blocks, coordinate_names,
+                         n_free_parameters, pack, split_coordinates, unpack, unpack_jacobian)
+from ...inference.profile import (LikelihoodRegion, ProfileResult, profile_interval, region_drop,
+                      repair_across_metrics)
+
+__all__ = ["INTERVAL_METHODS", "MAX_COMPONENTS", "MAX_INIT", "OPTIMIZERS", "MixtureFit", "fit"]
+
+# random starts from which the profile search climbs into the likelihood region
+_N_PROBES = 64
+
+#: Optimisers of :func:`fit`; the first is the default.
+OPTIMIZERS = ("lbfgsb", "find_MAP")
+
+
+@dataclass(frozen=True)
+class CandidateFit:
+    """The best optimum found for one H."""
+
+    n_components: int
+    params: np.ndarray
+    loglik: float
+    converged: bool
+    message: str
+    n_iter: int
+    on_bound: tuple[str, ...]
+    n_starts: int
+    #: where every start's search ended, ``(params, loglik)`` (see :class:`Optimum`)
+    local_optima: tuple = field(default=(), repr=False)
+
+
+@dataclass(frozen=True, repr=False)
+class MixtureFit:
+    """A Beta-mixture fit of per-task success counts.
+
+    Components are ordered by their mean. Metrics are available at any
+    horizon, with profile-likelihood (default) or delta-method intervals.
+
+    Attributes
+    ----------
+    weights, alpha, beta : numpy.ndarray
+        Mixture weights and Beta shapes, shape ``(H,)``.
+    n_components : int
+        H, chosen by BIC unless fixed.
+    loglik : float
+        Maximised marginal log-likelihood (including the binomial coefficients).
+    bic : float
+        BIC of the chosen H.
+    bic_table : pandas.DataFrame
+        One row per H tried: loglik, n_params, bic, converged, on_bound, ...
+    params : numpy.ndarray
+        Optimum in the unconstrained coordinates (:mod:`passmix.models.mixture.graph`).
+    covariance : numpy.ndarray
+        Inverse observed information in those coordinates (pseudo-inverse if
+        singular).
+    converged : bool
+        Whether the optimum is stationary in every coordinate not held by a
+        bound (an optimum on a bound, such as the binomial limit, can be
+        converged).
+    on_bound : tuple of str
+        Coordinates that ended on their box bound (the optimum is then not
+        interior and the delta method holds only conditionally on them).
+    n_tasks, n_observed : int
+        Tasks, and tasks with at least one trial (``J_obs``).
+    counts : Counts
+        The data fitted.
+    """
+
+    weights: np.ndarray
+    alpha: np.ndarray
+    beta: np.ndarray
+    n_components: int
+    loglik: float
+    bic: float
+    bic_table: pd.DataFrame
+    params: np.ndarray
+    covariance: np.ndarray
+    converged: bool
+    on_bound: tuple[str, ...]
+    n_tasks: int
+    n_observed: int
+    counts: Counts
+    candidates: dict[int, CandidateFit] = field(default_factory=dict)
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # -- metrics ---------------------------------------------------------------
+    def metric(self, metric: str, k):
+        """Point estimate of `metric` (``"pass@k"``, ``"pass^k"``, ``"auc@k"``) at `k`."""
+        metric = check_metric(metric)
+        k_arr, scalar = check_k(k)
+        out = evaluate_metric(metric, self.weights, self.alpha, self.beta, k_arr)
+        return float(out[0]) if scalar else out
+
+    def pass_at_k(self, k):
+        """Pass@k at horizon(s) `k` (see :func:`passmix.pass_at_k`)."""
+        return self.metric("pass@k", k)
+
+    def pass_hat_k(self, k):
+        """Pass^k at horizon(s) `k` (see :func:`passmix.pass_hat_k`)."""
+        return self.metric("pass^k", k)
+
+    def auc_at_k(self, k):
+        """AUC@k at horizon(s) `k` (see :func:`passmix.auc_at_k`)."""
+        return self.metric("auc@k", k)
+
+    @property
+    def distribution(self) -> BetaMixture:
+        """The fitted mixing distribution as a :class:`~passmix.distributions.BetaMixture`
+        (CDF, quantiles, draws, W1)."""
+        return BetaMixture(self.weights, self.alpha, self.beta)
+
+    # -- boundaries ------------------------------------------------------------
+    @property
+    def binomial_limit(self) -> tuple[int, ...]:
+        """Components (numbered from 1) whose concentration is at the binomial limit.
+
+        In such a component every task has the same success rate, its mean:
+        the likelihood rises all the way to that limit, so the data show no
+        spread of difficulty among its tasks (see the module docstring).
+        """
+        _, _, _, log_kappa = split_coordinates(self.params, self.n_components)
+        top = PARAMETER_BOUNDS["log_concentration"][1]
+        at = log_kappa >= top - BOUND_TOL * (1.0 + abs(top))
+        return tuple(int(i) + 1 for i in np.flatnonzero(at))
+
+    def status(self) -> str:
+        """One line on convergence and boundaries, e.g. for a table header.
+
+        Examples
+        --------
+        >>> import passmix
+        >>> passmix.fit(passmix.Counts([0, 1, 0, 2], [10, 10, 10, 10]), seed=0).status()
+        'converged; binomial limit: every task has the same success rate, 0.075'
+        """
+        text = "converged" if self.converged else "NOT converged"
+        limit = self.binomial_limit
+        means = self.alpha / (self.alpha + self.beta)
+        if limit and self.n_components == 1:
+            text += f"; binomial limit: every task has the same success rate, {means[0]:.3g}"
+        elif limit:
+            parts = ", ".join(f"{c} (rate {means[c - 1]:.3g})" for c in limit)
+            text += f"; binomial limit in component {parts}"
+        named = {f"log_concentration[{c - 1}]" for c in limit}
+        others = [name for name in self.on_bound if name not in named]
+        if others:
+            text += f"; on bound: {', '.join(others)}"
+        return text
+
+    # -- uncertainty -----------------------------------------------------------
+    def delta(self, metric: str, k, level: float = 0.95, *, scale: str = "logit"
+              ) -> DeltaMethodResult:
+        """Delta-method estimate, standard error, interval and covariance across `k`.
+
+        `scale` is ``"logit"`` (default) or ``"identity"``; see
+        :func:`passmix.delta_method`.
+        """
+        if self.on_bound:
+            warnings.warn(
+                f"the optimum lies on the box bound of {', '.join(self.on_bound)}; the "
+                "delta-method interval treats those coordinates as known (the profile "
+                "interval does not).", FitWarning, stacklevel=2,
+            )
+        return delta_method(self.params, self.covariance, self.n_components, metric, k,
+                            level=level, scale=scale)
+
+    def profile(self, metric: str, k, level: float = 0.95) -> ProfileResult:
+        """Profile-likelihood estimate and interval at horizon(s) `k`.
+
+        The ends are the smallest and largest value of the metric over the
+        parameters whose log-likelihood is within ``chi2(1).ppf(level) / 2``
+        of the maximum (see :mod:`passmix.inference.profile`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> rng = np.random.default_rng(1)
+        >>> fit = passmix.fit(passmix.Counts(rng.binomial(8, rng.beta(2, 3, 150)),
+        ...                                  np.full(150, 8)), seed=0)
+        >>> res = fit.profile("pass^k", [1, 50])
+        >>> bool(np.all(res.lower <= res.estimate)), res.summary().columns.tolist()
+        (True, ['metric', 'k', 'estimate', 'lower', 'upper'])
+        """
+        metric = check_metric(metric)
+        k_arr, _ = check_k(k)
+        # an interval is a function of the fit, the metric, the horizons and the level
+        # alone (nothing carries over between searches), so it is kept
+        key = ("profile", metric, k_arr.tobytes(), check_level(level))
+        if key not in self._cache:
+            objective = get_objective(self.n_components)
+            y, m, weight = self.counts.pairs()
+            with objective.lock, threadpool_limits(1, user_api="blas"):
+                objective.set_data(y, m, weight)
+                logit, value, batch = _metric_of_coordinates(metric, self.n_components)
+                res = profile_interval(objective, self.params, self.loglik, self.covariance,
+                                       bounds(self.n_components), logit, value, metric,
+                                       k_arr, level=level,
+                                       region=self._region(objective, level),
+                                       metric_logit_batch=batch)
+            for arr in (res.k, res.estimate, res.lower, res.upper, res.converged):
+                arr.flags.writeable = False
+            self._cache[key] = res
+        return self._cache[key]
+
+    def _region(self, objective, level: float) -> LikelihoodRegion:
+        """The likelihood region at `level`, built once and shared by every metric and k.
+
+        Its searches start from every local optimum the fit's starts found
+        and from the estimate's mirror image (components reflected, p -> 1 -
+        p): a region can have a piece around each, and for data that are
+        nearly their own mirror image the mirror is in the region.
+        """
+        key = ("region", check_level(level))
+        if key not in self._cache:
+            h = self.n_components
+            chosen = self.candidates.get(h)
+            w, a, b = unpack(self.params, h)
+            # the estimate relabelled and mirrored first (an anchor where it is in the
+            # region, else a probe), then the other local optima, highest first
+            anchors = [*_relabelled(self.params, h), pack(w, np.log(b) - np.log(a),
+                                                          np.log(a + b))]
+            local = chosen.local_optima if chosen is not None else ()
+            anchors += [z for z, _ in sorted(local, key=lambda p: -p[1])]
+            probes = _probes(self.counts, h, _N_PROBES) if h > 1 else []
+            probes += _relabelled(self.params, h)
+            self._cache[key] = LikelihoodRegion(
+                objective, self.params, self.loglik - region_drop(level), self.covariance,
+                bounds(h), anchors, probes,
+                neighbours=_Neighbours(h, self.counts) if h > 1 else None,
+                logistic=np.ones(n_free_parameters(h), dtype=bool),
+                moves=(lambda z, h=h: _component_moves(z, h)) if h > 1 else None)
+            if h == 1:
+                # two coordinates: the region is one piece around the estimate,
+                # curved at most; fewer starts find its ends (checked on a grid)
+                region = self._cache[key]
+                region.n_starts, region.n_far, region.n_polish = 2, 2, 1
+        region = self._cache[key]
+        region.objective = objective
+        return region
+
+    def interval(self, metric: str, k, level: float = 0.95, *, method: str = "profile",
+                 scale: str = "logit") -> ConfidenceInterval:
+        """Confidence interval ``(lower, upper)`` within [0, 1].
+
+        Scalar `k` gives floats; array `k` gives arrays.
+
+        Parameters
+        ----------
+        metric : {"pass@k", "pass^k", "auc@k"}
+            The metric.
+        k : int or array_like of int
+            Horizon(s).
+        level : float, default 0.95
+            Confidence level.
+        method : {"profile", "delta"}, default "profile"
+            Profile likelihood (:meth:`profile`) or the delta method
+            (:meth:`delta`, whose `scale` applies).
+        scale : {"logit", "identity"}, default "logit"
+            Scale of the delta-method interval.
+        """
+        method = _method_iv(method)
+        res = self.profile(metric, k, level) if method == "profile" else \
+            self.delta(metric, k, level, scale=scale)
+        if np.ndim(k) == 0:
+            return ConfidenceInterval(float(res.lower[0]), float(res.upper[0]))
+        return res.interval
+
+    def standard_error(self, metric: str, k):
+        """Delta-method standard error of `metric` at `k`."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FitWarning)
+            se = self.delta(metric, k).standard_error
+        return float(se[0]) if np.ndim(k) == 0 else se
+
+    # -- posterior -------------------------------------------------------------
+    def sample(self, draws: int = 1000, chains: int = 4, *, prior: str = "weak", seed=None,
+               **kwargs):
+        """Deprecated: use ``passmix.sample(fit, ...)`` (:func:`passmix.bayes.sample.sample`).
+
+        A fitted model knows nothing of samplers (the sampler takes the fit),
+        so that :mod:`passmix.bayes.sample` can import this module without it
+        importing the sampler back. This wrapper goes in the next release.
+
+        Returns
+        -------
+        arviz.InferenceData
+            Metric draws via :func:`passmix.posterior_metrics`.
+        """
+        import importlib
+
+        warnings.warn("MixtureFit.sample is deprecated; use passmix.sample(fit, ...).",
+                      DeprecationWarning, stacklevel=2)
+        # imported by name, not by an import statement: the sampler imports this module
+        sample = importlib.import_module("passmix.bayes.sample").sample
+        return sample(self, draws, chains, prior=prior, seed=seed, **kwargs)
+
+    # -- tables ----------------------------------------------------------------
+    def components(self) -> pd.DataFrame:
+        """One row per component: weight, alpha, beta, mean, concentration."""
+        return self.distribution.components()
+
+    def summary(self, k=SUMMARY_K, level: float = 0.95, *, method: str = "profile",
+                scale: str = "logit") -> pd.DataFrame:
+        """Estimates with intervals for all three metrics.
+
+        Parameters
+        ----------
+        k : int or array_like of int, default (1, 10, 100, 1000)
+            Horizons.
+        level : float, default 0.95
+            Confidence level.
+        method : {"profile", "delta"}, default "profile"
+            Interval method (see :meth:`interval`). With ``"profile"`` the
+            ends of the three metrics are also made consistent with
+            ``Pass^k <= Pass@1 <= AUC@k <= Pass@k`` (widening only).
+        scale : {"logit", "identity"}, default "logit"
+            Scale of the delta-method interval (see :func:`passmix.delta_method`).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns metric, k, estimate, se (delta method), lower, upper;
+            ``attrs["method"]`` names the interval method.
+        """
+        level = check_level(level)
+        method = _method_iv(method)
+        ks = check_k(k)[0]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FitWarning)  # said once below, not per metric
+            deltas = {m: self.delta(m, ks, level, scale=scale) for m in METRICS}
+        if method == "profile":
+            ends = {}
+            mean = None  # (lower, upper) at k = 1, where every metric is the mean
+            at_one = ks == 1
+            for m in METRICS:
+                search = ~at_one if mean is not None else np.ones(ks.size, dtype=bool)
+                lo, hi = np.empty(ks.size), np.empty(ks.size)
+                if search.any():
+                    res = self.profile(m, ks[search], level)
+                    lo[search], hi[search] = res.lower, res.upper
+                if mean is not None:
+                    lo[at_one], hi[at_one] = mean
+                elif at_one.any():
+                    mean = (lo[at_one][0], hi[at_one][0])
+                ends[m] = (ks, deltas[m].estimate, lo, hi)
+            bounds_ = repair_across_metrics(ends)
+        else:
+            bounds_ = {m: (d.lower, d.upper) for m, d in deltas.items()}
+            if self.on_bound:
+                warnings.warn(f"the optimum lies on the box bound of {', '.join(self.on_bound)}; "
+                              "delta-method intervals treat those coordinates as known.",
+                              FitWarning, stacklevel=2)
+        frames = [pd.DataFrame({
+            "metric": m, "k": ks, "estimate": deltas[m].estimate, "se": deltas[m].standard_error,
+            "lower": bounds_[m][0], "upper": bounds_[m][1],
+        }) for m in METRICS]
+        table = pd.concat(frames, ignore_index=True)
+        table.attrs["method"] = method
+        return table
+
+    def info(self) -> dict[str, Any]:
+        """The fit at a glance: estimator, H, log-likelihood, BIC, convergence and status.
+
+        Examples
+        --------
+        >>> import passmix
+        >>> sorted(passmix.fit(passmix.Counts([0, 1, 3], [5, 5, 5]), seed=0).info())
+        ['bic', 'converged', 'estimator', 'loglik', 'n_components', 'on_bound', 'status']
+        """
+        return {"estimator": "mixture", "n_components": self.n_components,
+                "loglik": self.loglik, "bic": self.bic, "converged": self.converged,
+                "on_bound": self.on_bound, "status": self.status()}
+
+    def _header(self) -> str:
+        trials = self.counts.trials[self.counts.trials > 0]
+        m = f"{trials.min()}" if trials.min() == trials.max() else f"{trials.min()}-{trials.max()}"
+        return (f"MixtureFit(H={self.n_components}, J={self.n_observed}, m={m}, "
+                f"loglik={self.loglik:.3f}, BIC={self.bic:.3f}, {self.status()})")
+
+    def __repr__(self) -> str:
+        comps = self.components().round(4).to_string()
+        return f"{self._header()}\n{comps}"
+
+    def _repr_html_(self) -> str:
+        return (f"<p><b>{self._header()}</b></p>" + self.components().to_html(float_format="%.4g")
+                + self.bic_table.to_html(float_format="%.4g", index=False))
+
+
+def _metric_of_coordinates(metric: str, n_components: int):
+    """The metric as functions of the unconstrained coordinates, for the profile search.
+
+    Returns ``logit(z, k) -> (logit M, gradient in z)``, ``value(z, k) -> M``
+    and ``batch(Z, k) -> logit M`` at each row of Z.
+    """
+    h = n_components
+
+    def logit(z, k):
+        mixture = unpack(z, h)
+        u, (d_w, d_a, d_b) = evaluate_logit(metric, *mixture, np.array([k]))
+        grad = np.concatenate([d_w[0], d_a[0], d_b[0]]) @ unpack_jacobian(z, h, mixture)
+        return float(u[0]), grad
+
+    def value(z, k):
+        return float(evaluate_metric(metric, *unpack(z, h), np.array([k]))[0])
+
+    def batch(zs, k):
+        return evaluate_logit_value(metric, *unpack(zs, h), np.array([k]))[..., 0]
+
+    return logit, value, batch
+
+
+def _method_iv(method: str | None) -> str:
+    if method is None:  # the protocol's "the result's own default"
+        return INTERVAL_METHODS[0]
+    if not isinstance(method, str) or method.lower() not in INTERVAL_METHODS:
+        raise ValueError(f"unknown interval method {method!r}; expected one of "
+                         f"{', '.join(INTERVAL_METHODS)}.")
+    return method.lower()
+
+
+# -- optimisation ------------------------------------------------------------------
+
+def _shrunk_rates(y, m, weight):
+    rate = (y + 0.5) / (m + 1.0)
+    order = np.argsort(rate)
+    cum = np.cumsum(weight[order]) / weight.sum()
+    return rate[order], cum
+
+
+def _random_start(rng, h, rates, cum, box, log_kappa_range=(np.log(1.0), np.log(50.0)),
+                  weight_sd=0.5):
+    """Components at random quantiles of the tasks' shrunk rates, random weights and
+    concentrations (log-uniform over `log_kappa_range`)."""
+    levels = np.sort(rng.uniform(0.02, 0.98, h))
+    means = rates[np.minimum(np.searchsorted(cum, levels), rates.size - 1)]
+    eta = np.sort(logit(means) + rng.normal(0.0, 0.3, h))
+    z = np.concatenate([
+        rng.normal(0.0, weight_sd, h - 1), eta[:1], np.log(np.maximum(np.diff(eta), 0.05)),
+        rng.uniform(*log_kappa_range, h),
+    ])
+    return np.clip(z, box[:, 0], box[:, 1])
+
+
+class _Neighbours:
+    """Other coordinates of (nearly) the same mixture, where the coordinates are degenerate.
+
+    The ordered means make two places degenerate:
+
+    * **a seam**: two adjacent components with (nearly) the same mean (their
+      log gap at its lower bound). Past it the components would swap places,
+      which the ordering forbids; the same mixture with the two components'
+      weights and concentrations swapped is the other side of the seam.
+    * **an empty component** (weight below 1e-4 of the largest): its mean
+      and concentration are free, and a search cannot see where they could
+      usefully go. It is placed with weight 1e-3 at the tasks' low, middle
+      and high shrunk success rates, each with the smallest, a middle and the
+      largest concentration.
+    """
+
+    def __init__(self, h: int, counts: Counts):
+        self.h = h
+        y, m, weight = counts.pairs()
+        rates, cum = _shrunk_rates(y, m, weight.astype(float))
+        picks = np.minimum(np.searchsorted(cum, [0.05, 0.5, 0.95]), rates.size - 1)
+        self.logit_rates = np.unique(logit(rates[picks]))
+        lo, hi = PARAMETER_BOUNDS["log_concentration"]
+        self.log_kappas = np.array([lo, 0.5 * (lo + hi), hi])
+        self.seam = PARAMETER_BOUNDS["log_mean_gaps"][0] + 1e-3
+
+    def __call__(self, z: np.ndarray) -> list[np.ndarray]:
+        h = self.h
+        w, a, b = unpack(z, h)
+        eta = np.log(a) - np.log(b)
+        log_kappa = split_coordinates(z, h)[3]
+        gaps = split_coordinates(z, h)[2]
+        out = []
+        for i in np.flatnonzero(gaps <= self.seam):
+            swap = np.arange(h)
+            swap[[i, i + 1]] = [i + 1, i]
+            out.append(_ordered_pack(w[swap], eta, log_kappa[swap]))
+        for c in np.flatnonzero(w < 1e-4 * w.max()):
+            for e in self.logit_rates:
+                for lk in self.log_kappas:
+                    w2, eta2, lk2 = w.copy(), eta.copy(), log_kappa.copy()
+                    w2[c], eta2[c], lk2[c] = 1e-3, e, lk
+                    out.append(pack(w2 / w2.sum(), eta2, lk2))
+        return out
+
+
+def _component_moves(z: np.ndarray, h: int) -> list:
+    """Curves through `z` that move one component's logit mean, or its weight, alone.
+
+    In ordered coordinates one component's mean is the first mean plus the
+    gaps below it, so moving it alone changes several coordinates, and past
+    another component's mean the two swap places: :func:`pack` sorts them.
+    """
+    w, a, b = unpack(z, h)
+    eta = np.log(a) - np.log(b)
+    log_kappa = split_coordinates(z, h)[3]
+    out = []
+    for c in range(h):
+        step = np.eye(h)[c]
+        out.append(lambda t, s=step: pack(w, eta + t * s, log_kappa))
+        out.append(lambda t, s=step: pack(w * np.exp(np.clip(t, -30, 30) * s)
+                                          / np.sum(w * np.exp(np.clip(t, -30, 30) * s)),
+                                          eta, log_kappa))
+    return out
+
+
+def _ordered_pack(weights, eta, log_kappa):
+    """:func:`pack` of components whose means are already in order (equal ones kept
+    in the order given, so a swap of two coinciding components survives)."""
+    h = len(weights)
+    logit_w = np.log(np.maximum(weights[1:], np.finfo(float).tiny)) - np.log(
+        np.maximum(weights[0], np.finfo(float).tiny))
+    gaps = np.log(np.maximum(np.diff(eta), np.exp(PARAMETER_BOUNDS["log_mean_gaps"][0])))
+    return np.concatenate([logit_w, eta[:1], gaps, log_kappa])[: 3 * h - 1]
+
+
+def _relabelled(z: np.ndarray, h: int) -> list[np.ndarray]:
+    """The mixture at `z` with its components' weights and concentrations moved to
+    other components' means (every other assignment; for H = 4 the swaps of
+    neighbours and the reversal).
+
+    A path through the likelihood region along which two components' means
+    cross leaves the ordered coordinates at a seam and comes back elsewhere:
+    these points, climbed from into the region, start searches there.
+    """
+    if h == 1:
+        return []
+    w = unpack(z, h)[0]
+    _, first, gaps, log_kappa = split_coordinates(z, h)
+    eta = first + np.concatenate([[0.0], np.cumsum(np.exp(gaps))])
+    if h <= 3:
+        orders = [np.array(p) for p in itertools.permutations(range(h))][1:]
+    else:
+        orders = [np.r_[:i, i + 1, i, i + 2:h] for i in range(h - 1)] + [np.arange(h)[::-1]]
+    return [_ordered_pack(w[p], eta, log_kappa[p]) for p in orders]
+
+
+def _probes(counts: Counts, h: int, n: int) -> list[np.ndarray]:
+    """Points spread over the plausible part of the box, for the profile search.
+
+    Like the fit's random starts, but with concentrations over the box's
+    whole range (all-or-nothing tasks to the binomial limit) and weights
+    spread wider: the extremes of a metric over the likelihood region often
+    sit at such limits. Drawn from a fixed seed, so that the interval does
+    not depend on the fit's.
+    """
+    y, m, weight = counts.pairs()
+    rates, cum = _shrunk_rates(y, m, weight.astype(float))
+    rng = np.random.default_rng(0)
+    box = bounds(h)
+    return [_random_start(rng, h, rates, cum, box, PARAMETER_BOUNDS["log_concentration"], 1.5)
+            for _ in range(n)]
+
+
+def _split_start(previous: CandidateFit, box):
+    """Split the heaviest component of the H - 1 optimum in two along the logit mean."""
+    h = previous.n_components
+    w, a, b = unpack(previous.params, h)
+    _, first, gaps, log_kappa = split_coordinates(previous.params, h)
+    eta = first + np.concatenate([[0.0], np.cumsum(np.exp(gaps))])
+    c = int(np.argmax(w))
+    spread = np.clip(0.5 * np.sqrt(polygamma(1, a[c]) + polygamma(1, b[c])), 0.1, 2.0)
+    weights = np.concatenate([np.delete(w, c), [w[c] / 2, w[c] / 2]])
+    means = np.concatenate([np.delete(eta, c), [eta[c] - spread, eta[c] + spread]])
+    kappas = np.concatenate([np.delete(log_kappa, c), [log_kappa[c]] * 2])
+    return np.clip(pack(weights, means, kappas), box[:, 0], box[:, 1])
+
+
+def _warn_degenerate(counts: Counts, y, m, weight) -> None:
+    if counts.n_observed == 1:
+        warnings.warn("only one task has trials: the spread of task difficulty is not "
+                      "identified, so H = 1 and extrapolation rests on the model alone.",
+                      DegenerateDataWarning, stacklevel=3)
+    if m.max() == 1:
+        warnings.warn("at most one trial per task identifies only the mean success rate "
+                      "(Pass@1); metrics at k > 1 are not identified by these data.",
+                      DegenerateDataWarning, stacklevel=3)
+    if np.all(y == 0):
+        warnings.warn("no task succeeded on any trial: the fit puts the success rate at "
+                      "its lower bound and the metrics are ~0 at every horizon.",
+                      DegenerateDataWarning, stacklevel=3)
+    elif np.all(y == m):
+        warnings.warn("every task succeeded on every trial: the fit puts the success rate "
+                      "at its upper bound and the metrics are ~1 at every horizon.",
+                      DegenerateDataWarning, stacklevel=3)
+
+
+def fit(counts, *, max_components: int = 4, n_components: int | None = None,
+        n_init: int = 10, seed=None, optimizer: str = "lbfgsb") -> MixtureFit:
+    """Fit a Beta mixture to per-task success counts by marginal maximum likelihood.
+
+    Parameters
+    ----------
+    counts : Counts or tuple of array_like
+        The data: a :class:`passmix.Counts`, or ``(successes, trials)``.
+    max_components : int, default 4
+        Largest H tried (at most 10); BIC chooses among H = 1..max_components.
+    n_components : int, optional
+        Fix H instead of selecting it.
+    n_init : int, default 10
+        Random initialisations per H (at most 1000; a split of the H - 1
+        optimum is added).
+    seed : int or numpy.random.Generator, optional
+        Seed for the random initialisations.
+    optimizer : {"lbfgsb", "find_MAP"}, default "lbfgsb"
+        ``"lbfgsb"``: scipy's L-BFGS-B on the compiled objective (compiled
+        once per process), each start run to a loose tolerance, the best
+        polished and finished by Newton steps. ``"find_MAP"``: PyMC's own
+        ``pymc.find_MAP`` on the flat-prior model from every start, within
+        the same box; the same optimum, much slower (find_MAP compiles its
+        functions on every call), for those who want PyMC's optimiser itself.
+
+    Returns
+    -------
+    MixtureFit
+
+    Warns
+    -----
+    DegenerateDataWarning
+        One task, one trial per task, no success or no failure at all.
+    FitWarning
+        The optimisation did not converge.
+
+    Notes
+    -----
+    The likelihood depends on the data only through the distinct ``(y, m)``
+    pairs, so the cost does not grow with the number of tasks. With ``m``
+    trials per task only the first ``m`` moments of the mixing distribution
+    are identified (``3H - 1 <= m``); the BIC table marks which H satisfy this.
+    BIC ties (within a relative 1e-6) go to the smaller H; with one observed
+    task only H = 1 is fitted.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import passmix
+    >>> rng = np.random.default_rng(0)
+    >>> theta = rng.beta(2.0, 5.0, size=500)
+    >>> counts = passmix.Counts(rng.binomial(10, theta), np.full(500, 10))
+    >>> res = passmix.fit(counts, seed=0)
+    >>> res.n_components
+    1
+    >>> lo, hi = res.interval("pass@k", 50)
+    >>> bool(lo < res.pass_at_k(50) < hi)
+    True
+    """
+    counts = as_counts(counts)
+    if n_components is not None:
+        n_components = check_whole(n_components, "n_components", 1, MAX_COMPONENTS)
+    else:
+        max_components = check_whole(max_components, "max_components", 1, MAX_COMPONENTS)
+    n_init = check_whole(n_init, "n_init", 1, MAX_INIT)
+    seed = check_seed(seed)
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"unknown optimizer {optimizer!r}; expected one of "
+                         f"{', '.join(OPTIMIZERS)}.")
+    y, m, weight = counts.pairs()
+    if y.size == 0:
+        raise ValueError("no task has any trial (every m_j is 0); nothing to fit.")
+    if n_components is not None:
+        candidates_h = [n_components]
+    elif counts.n_observed == 1:
+        candidates_h = [1]  # one task: the BIC penalty is 0 and every H fits it equally
+    else:
+        candidates_h = list(range(1, max_components + 1))
+    _warn_degenerate(counts, y, m, weight)
+
+    # tiny problems: BLAS threads only contend with each other (and with other
+    # fits running in parallel), so pin them to one for the whole fit
+    with threadpool_limits(1, user_api="blas"):
+        return _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer)
+
+
+def _find_map(h: int, starts, box, y, m, weight) -> Optimum:
+    """``pymc.find_MAP`` from every start on the flat-prior H-component model, in `box`."""
+    import_pytensor()
+    import pymc as pm
+
+    from .graph import get_sampling_model
+
+    flat = get_sampling_model(h, "flat")
+    objective = get_objective(h)
+    best = None
+    with flat.lock, objective.lock:
+        flat.set_data(y, m, weight)
+        objective.set_data(y, m, weight)
+        for z0 in starts:
+            start = dict(zip([name for name, _ in coordinate_blocks(h)],
+                             _blocks_of(z0, h)))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # find_MAP's note on the optimiser's exit
+                point = pm.find_MAP(start=start, model=flat.model, progressbar=False,
+                                    bounds=[tuple(b) for b in box])
+            z = np.concatenate([np.atleast_1d(point[name]) for name, _ in coordinate_blocks(h)])
+            loglik = objective.logp_dlogp(z)[0]
+            if best is None or loglik > best[1]:
+                best = (z, loglik)
+        z, loglik = best
+        return Optimum(params=z, loglik=loglik, converged=is_stationary(objective, z, box),
+                       message="pymc.find_MAP", n_iter=0,
+                       on_bound=at_bound(z, box).any(axis=1), n_starts=len(starts))
+
+
+def _blocks_of(z, h: int) -> list:
+    """`z` cut into the model's variables (a scalar for the first logit mean)."""
+    out, i = [], 0
+    for name, size in coordinate_blocks(h):
+        out.append(float(z[i]) if name == "logit_mean_first" else np.asarray(z[i:i + size]))
+        i += size
+    return out
+
+
+def _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer) -> MixtureFit:
+    rng = np.random.default_rng(seed)
+    rates, cum = _shrunk_rates(y, m, weight.astype(float))
+    n_obs = counts.n_observed
+    candidates: dict[int, CandidateFit] = {}
+    previous = None
+    # a fixed H is fitted after its smaller Hs only when those feed its split start
+    for h in range(min(candidates_h), max(candidates_h) + 1):
+        box = bounds(h)
+        starts = [_random_start(rng, h, rates, cum, box) for _ in range(n_init)]
+        if previous is not None and previous.n_components == h - 1:
+            starts.append(_split_start(previous, box))
+        if optimizer == "find_MAP":
+            best = _find_map(h, starts, box, y, m, weight)
+        else:
+            objective = get_objective(h)
+            with objective.lock:
+                objective.set_data(y, m, weight)
+                best = maximize(objective, starts, box)
+        names = coordinate_names(h)
+        previous = candidates[h] = CandidateFit(
+            n_components=h, params=best.params, loglik=best.loglik, converged=best.converged,
+            message=best.message, n_iter=best.n_iter,
+            on_bound=tuple(n for n, flag in zip(names, best.on_bound) if flag),
+            n_starts=best.n_starts, local_optima=best.local_optima)
+
+    rows = []
+    for h, cand in candidates.items():
+        k_par = n_free_parameters(h)
+        rows.append({
+            "n_components": h, "n_params": k_par, "loglik": cand.loglik,
+            "bic": -2.0 * cand.loglik + k_par * np.log(n_obs),
+            "identifiable": k_par <= int(m.max()), "converged": cand.converged,
+            "on_bound": ", ".join(cand.on_bound), "n_iter": cand.n_iter,
+        })
+    table = pd.DataFrame(rows)
+    best_h = select_by_bic(table)
+    table["selected"] = table["n_components"] == best_h
+    chosen = candidates[best_h]
+
+    objective = get_objective(best_h)
+    with objective.lock:
+        objective.set_data(y, m, weight)
+        covariance = observed_covariance(objective, chosen.params)
+    if not chosen.converged:
+        warnings.warn(f"the optimisation for H = {best_h} did not converge (the "
+                      f"log-likelihood could still rise; L-BFGS-B: {chosen.message})",
+                      FitWarning, stacklevel=3)
+    weights, alpha, beta = unpack(chosen.params, best_h)
+    for arr in (weights, alpha, beta, chosen.params, covariance):
+        arr.flags.writeable = False
+    return MixtureFit(
+        weights=weights, alpha=alpha, beta=beta, n_components=best_h, loglik=chosen.loglik,
+        bic=float(table.loc[table["selected"], "bic"].iloc[0]), bic_table=table,
+        params=chosen.params, covariance=covariance, converged=chosen.converged,
+        on_bound=chosen.on_bound, n_tasks=counts.n_tasks, n_observed=n_obs, counts=counts,
+        candidates=candidates,
+    )

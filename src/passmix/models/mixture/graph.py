@@ -1,0 +1,366 @@
+"""The H-component Beta-mixture model in PyMC and its compiled objective.
+
+The model's free variables are the unconstrained coordinates of
+:mod:`passmix.models.mixture.parameters` (``docs/formulas.md`` section 1). With flat priors
+on them the posterior mode is the marginal maximum-likelihood estimate, which
+is what :func:`passmix.fit` computes with the same objective as
+``pymc.find_MAP`` (``logp`` with ``jacobian=False``, maximised by L-BFGS-B).
+The same model, with ``prior="weak"`` (independent normal priors on the same
+coordinates, see :data:`WEAK_PRIOR`) or ``prior="flat"``, is what
+:func:`passmix.bayes.sample.sample` hands to ``pymc.sample``.
+
+**Compiled once.** The objective of the fit is one model of
+:data:`OBJECTIVE_CAPACITY` components whose components can be switched off
+through a data container (``active``): an H-component fit for any H up to
+the capacity evaluates that one compiled function with the other components'
+weights at zero and their coordinates held fixed. So a process compiles one
+graph, not one per H, and every initialisation, data set and group reuses it:
+the data enter through ``pm.Data`` containers that are updated in place. A fit
+with more components than the capacity compiles a model of its own size.
+
+**Kept between processes.** The compiled function is pickled beside
+PyTensor's compile cache (``<compiledir>/passmix/``), under a name hashing
+this module's source, its helpers' and the library versions; a later process
+loads it instead of importing PyMC and rewriting the graph again, which
+halves the start of a short command line run. ``PASSMIX_OBJECTIVE_CACHE=0``
+turns this off; a file that cannot be read is rebuilt. The backend
+(``PASSMIX_BACKEND``, :mod:`passmix._pytensor`) is part of the name.
+
+PyMC and PyTensor are imported when a model is first built, not when passmix
+is imported.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy.special import gammaln
+
+from ..._pytensor import CACHE_ENV  # noqa: F401  (the switch, where it always was)
+from ..._pytensor import cache_path, compile_mode, import_pytensor, load_cached, store_cached
+from ...inference.optimize import gradient_hessian
+from .parameters import (PARAMETER_BOUNDS, PRIORS, WEAK_PRIOR, bounds, coordinate_blocks,
+                         coordinate_names, n_free_parameters, pack, split_coordinates, unpack,
+                         unpack_jacobian)
+
+__all__ = [
+    "OBJECTIVE_CAPACITY",
+    "PARAMETER_BOUNDS",
+    "WEAK_PRIOR",
+    "MixtureObjective",
+    "SamplingModel",
+    "bounds",
+    "build_model",
+    "coordinate_names",
+    "get_objective",
+    "get_sampling_model",
+    "n_free_parameters",
+    "pack",
+    "pair_data",
+    "split_coordinates",
+    "unpack",
+    "unpack_jacobian",
+]
+
+#: Components of the shared compiled objective: every fit with H up to this
+#: uses the same compiled function (BIC's default range is H = 1..4).
+OBJECTIVE_CAPACITY = 4
+# logit of a switched-off component's weight: exp() of it is exactly 0
+_OFF = -1e30
+
+
+def build_model(n_components: int, *, prior: str = "flat", switchable: bool = False):
+    """Build the PyMC model of an H-component Beta mixture of binomial counts.
+
+    The data are the distinct ``(y, m)`` pairs and how many tasks share each
+    (``pm.Data`` containers ``"y"``, ``"failures"`` (``m - y``), ``"weight"``
+    and ``"log_comb"`` (``log C(m, y)``)), so the cost of one evaluation does
+    not grow with the number of tasks.
+
+    Parameters
+    ----------
+    n_components : int
+        Number of mixture components H >= 1.
+    prior : {"flat", "weak"}
+        ``"flat"`` (what :func:`passmix.fit` maximises): improper flat priors on
+        the unconstrained coordinates, so the posterior mode is the marginal
+        maximum-likelihood estimate. ``"weak"``: independent normal priors on
+        the same coordinates (:data:`WEAK_PRIOR`), a proper posterior for any
+        data.
+    switchable : bool, default False
+        Add a data container ``"active"`` (one 0/1 flag per component): a
+        component flagged 0 gets weight 0, so the model is then the mixture of
+        the active components. The fit's shared objective is built this way.
+
+    Returns
+    -------
+    pymc.Model
+        With free variables named as in :mod:`passmix.models.mixture.parameters`,
+        deterministics ``weights``, ``alpha``, ``beta``, and the potential
+        ``loglik``.
+
+    Examples
+    --------
+    >>> from passmix.models.mixture.graph import build_model
+    >>> model = build_model(2)
+    >>> sorted(v.name for v in model.free_RVs)
+    ['log_concentration', 'log_mean_gaps', 'logit_mean_first', 'logit_weights']
+    """
+    import_pytensor()
+    import pymc as pm
+    import pytensor.tensor as pt
+    import pytensor.tensor.special  # noqa: F401  (log_softmax)
+    from pymc.distributions.dist_math import betaln
+
+    h = int(n_components)
+    if h < 1:
+        raise ValueError(f"n_components must be >= 1, got {n_components}.")
+    if prior not in PRIORS:
+        raise ValueError(f"unknown prior {prior!r}; expected one of {', '.join(PRIORS)}.")
+    with pm.Model() as model:
+        # counts as float64: pm.Data would store integers as int32, which wraps
+        # a trial count of 2^31 or more
+        y = pm.Data("y", np.zeros(1))
+        failures = pm.Data("failures", np.ones(1))
+        weight = pm.Data("weight", np.ones(1))
+        log_comb = pm.Data("log_comb", np.zeros(1))
+        free = {}
+        for name, size in coordinate_blocks(h):
+            shape = () if name == "logit_mean_first" else (size,)
+            if prior == "flat":
+                free[name] = pm.Flat(name, shape=shape)
+            else:
+                mu, sigma = WEAK_PRIOR[name]
+                free[name] = pm.Normal(name, mu=mu, sigma=sigma, shape=shape)
+        logits = (pt.concatenate([pt.zeros(1), free["logit_weights"]]) if h > 1
+                  else pt.zeros(1))
+        if switchable:
+            active = pm.Data("active", np.ones(h))
+            logits = pt.switch(active > 0, logits, _OFF)
+        log_w = pt.special.log_softmax(logits)
+        if h > 1:
+            eta = free["logit_mean_first"] + pt.concatenate(
+                [pt.zeros(1), pt.cumsum(pt.exp(free["log_mean_gaps"]))]
+            )
+        else:
+            eta = pt.shape_padright(free["logit_mean_first"])
+        log_kappa = free["log_concentration"]
+        alpha = pt.exp(log_kappa + -pt.softplus(-eta))
+        beta = pt.exp(log_kappa + -pt.softplus(eta))
+        pm.Deterministic("weights", pt.exp(log_w))
+        pm.Deterministic("alpha", alpha)
+        pm.Deterministic("beta", beta)
+        # beta-binomial log-pmf. Failures enter as data, not as m - y: in floating
+        # point (beta + m) - y is 0 for a tiny beta, and gammaln(0) is infinite.
+        component_logp = (log_comb[:, None] + betaln(alpha + y[:, None], beta + failures[:, None])
+                          - betaln(alpha, beta))
+        loglik = pt.logsumexp(log_w + component_logp, axis=1)
+        pm.Potential("loglik", pt.sum(weight * loglik))
+    return model
+
+
+def pair_data(y, m, weight) -> dict[str, np.ndarray]:
+    """Values of the model's data containers for distinct pairs ``(y, m)``.
+
+    Returns a dict with keys ``"y"``, ``"failures"``, ``"weight"`` and
+    ``"log_comb"``, ready for ``pymc.set_data``.
+    """
+    y = np.asarray(y, dtype="int64")
+    failures = np.asarray(m, dtype="int64") - y
+    log_comb = gammaln(y + failures + 1.0) - gammaln(y + 1.0) - gammaln(failures + 1.0)
+    return {"y": y.astype(float), "failures": failures.astype(float),
+            "weight": np.asarray(weight, dtype=float), "log_comb": log_comb}
+
+
+@dataclass
+class _Compiled:
+    """One switchable model's compiled ``(logp, dlogp)``, its data and the lock on them."""
+
+    capacity: int
+    fn: Any
+    data: dict[str, Any]
+    lock: threading.RLock
+
+
+# what the compiled objective is made from: a change in any of them is a new file
+_CACHE_SOURCES = ("models/mixture/graph.py", "models/mixture/parameters.py", "_special.py",
+                  "_pytensor.py")
+
+
+def _cache_path(capacity: int) -> Path | None:
+    """Where the compiled objective of `capacity` components is kept between processes
+    (:func:`passmix._pytensor.cache_path`)."""
+    return cache_path(f"objective-{capacity}", _CACHE_SOURCES)
+
+
+def _load_cached(path: Path | None):
+    """The compiled objective pickled at `path`, or None (absent, unreadable or foreign)."""
+    return load_cached(path, _DATA_NAMES)
+
+
+_store_cached = store_cached
+
+
+# the data containers of the switchable model
+_DATA_NAMES = ("y", "failures", "weight", "log_comb", "active")
+
+
+@lru_cache(maxsize=None)
+def _compiled(capacity: int) -> _Compiled:
+    """The switchable model's compiled objective: from disk if a process made it before.
+
+    Loading the pickled function skips importing PyMC and PyTensor's graph
+    rewrites (about half of a warm first fit); its C code comes from
+    PyTensor's compile cache either way.
+    """
+    path = _cache_path(capacity)
+    fn = _load_cached(path)
+    if fn is None:
+        fn = _compile(capacity)
+        _store_cached(path, fn)
+    fn.trust_input = True
+    data = {v.name: v for v in fn.get_shared()}
+    return _Compiled(capacity, fn, data, threading.RLock())
+
+
+def _compile(capacity: int):
+    """Build the switchable PyMC model and compile its ``(logp, dlogp)`` as one function."""
+    import_pytensor()
+    import pymc as pm
+    from pymc.pytensorf import join_nonshared_inputs
+
+    model = build_model(capacity, switchable=True)
+    logp = model.logp(jacobian=False)
+    dlogp = model.dlogp(model.free_RVs, jacobian=False)
+    # a point of the right shapes; model.initial_point() would compile a function for it
+    point = {name: np.zeros(() if name == "logit_mean_first" else (size,))
+             for name, size in coordinate_blocks(capacity)}
+    (logp_j, dlogp_j), joined = join_nonshared_inputs(point, [logp, dlogp], model.value_vars)
+    # the joined input follows model.value_vars, which is the block order above
+    names = [v.name for v in model.value_vars]
+    expected = [name for name, _ in coordinate_blocks(capacity)]
+    if names != expected:  # pragma: no cover - guards a change in PyMC's ordering
+        raise RuntimeError(f"unexpected variable order {names}, expected {expected}")
+    # the graph is small and called many thousands of times: keep its
+    # intermediate buffers between calls instead of freeing them (~30% faster)
+    return pm.pytensorf.compile([joined], [logp_j, dlogp_j],
+                                mode=compile_mode(keep_buffers=True))
+
+
+def _embedding(n_components: int, capacity: int) -> np.ndarray:
+    """Positions of an H-component model's coordinates among the capacity model's."""
+    h, c = n_components, capacity
+    return np.concatenate([np.arange(h - 1), [c - 1], c + np.arange(h - 1),
+                           2 * c - 1 + np.arange(h)]).astype(int)
+
+
+@dataclass
+class MixtureObjective:
+    """Compiled ``logp`` and gradient of the H-component model, driven by scipy.
+
+    A view of the shared switchable model (:data:`OBJECTIVE_CAPACITY`
+    components) with the first H switched on: :meth:`logp_dlogp` takes the
+    ``3H - 1`` coordinates of an H-component mixture, places them among the
+    capacity model's (the others held at 0, their components weightless),
+    and returns the log-likelihood and its gradient in the H coordinates:
+    ``logp`` with ``jacobian=False``, the objective ``pymc.find_MAP``
+    maximises. :meth:`set_data` swaps the data in place; nothing is
+    recompiled. Hold :attr:`lock` from :meth:`set_data` until the last
+    evaluation on those data: the views of one capacity share the data.
+    """
+
+    n_components: int
+    _data: dict[str, Any]
+    _fn: Any
+    lock: threading.RLock
+    _embed: np.ndarray
+    _size: int
+    _active: np.ndarray
+
+    def set_data(self, y: np.ndarray, m: np.ndarray, weight: np.ndarray) -> None:
+        """Point the model at new distinct pairs ``(y, m)`` with task counts `weight`."""
+        for name, value in {**pair_data(y, m, weight), "active": self._active}.items():
+            self._data[name].set_value(value)
+
+    def logp_dlogp(self, z: np.ndarray) -> tuple[float, np.ndarray]:
+        """Log-likelihood and its gradient at unconstrained coordinates `z`."""
+        full = np.zeros(self._size)
+        full[self._embed] = z
+        logp, grad = self._fn(full)
+        return float(logp), grad[self._embed]
+
+    def negative(self, z: np.ndarray) -> tuple[float, np.ndarray]:
+        """``(-logp, -dlogp)``, the form ``scipy.optimize.minimize`` takes."""
+        logp, grad = self.logp_dlogp(z)
+        return -logp, -grad
+
+    def hessian(self, z: np.ndarray, rel_step: float = 1e-5) -> np.ndarray:
+        """Hessian of ``logp`` by central differences of the compiled gradient.
+
+        Compiling PyMC's symbolic ``d2logp`` for this model costs tens of
+        seconds; differencing the exact gradient agrees with it to ~1e-8
+        relative in milliseconds.
+        """
+        return gradient_hessian(self.logp_dlogp, z, rel_step)
+
+
+@lru_cache(maxsize=None)
+def get_objective(n_components: int, prior: str = "flat") -> MixtureObjective:
+    """The compiled objective of the H-component model, built on first use.
+
+    Cached for the life of the process: every fit with the same H reuses the
+    same view, and every H up to :data:`OBJECTIVE_CAPACITY` the same compiled
+    function.
+    """
+    if prior != "flat":
+        raise ValueError("the fit's objective has flat priors; sample other priors with "
+                         "passmix.bayes.sample.sample.")
+    h = int(n_components)
+    if h < 1:
+        raise ValueError(f"n_components must be >= 1, got {n_components}.")
+    shared = _compiled(max(h, OBJECTIVE_CAPACITY))
+    active = (np.arange(shared.capacity) < h).astype(float)
+    return MixtureObjective(h, shared.data, shared.fn, shared.lock,
+                            _embedding(h, shared.capacity),
+                            n_free_parameters(shared.capacity), active)
+
+
+@dataclass
+class SamplingModel:
+    """One H's model for ``pymc.sample``, built once per ``(H, prior)``.
+
+    Sampling sets the data containers, so a caller holds :attr:`lock` from
+    :meth:`set_data` until the sampler has compiled its functions and
+    returned. ``nutpie_cache`` keeps a compiled nutpie model (data swapped by
+    ``with_data``, nothing recompiled).
+    """
+
+    n_components: int
+    prior: str
+    model: Any
+    lock: threading.RLock
+    nutpie_cache: dict
+
+    def set_data(self, y: np.ndarray, m: np.ndarray, weight: np.ndarray) -> None:
+        """Point the model at new distinct pairs ``(y, m)`` with task counts `weight`."""
+        import pymc as pm
+
+        pm.set_data(pair_data(y, m, weight), model=self.model)
+
+
+@lru_cache(maxsize=None)
+def get_sampling_model(n_components: int, prior: str = "weak") -> SamplingModel:
+    """The model :func:`build_model` gives for ``(H, prior)``, built on first use.
+
+    Kept apart from :func:`get_objective`'s model so that sampling and a
+    concurrent maximum-likelihood fit never swap each other's data.
+    """
+    if prior not in PRIORS:
+        raise ValueError(f"unknown prior {prior!r}; expected one of {', '.join(PRIORS)}.")
+    model = build_model(n_components, prior=prior)
+    return SamplingModel(int(n_components), prior, model, threading.RLock(), {})

@@ -1,0 +1,14 @@
+"""Plots of fits and posteriors (matplotlib is imported by the first plot drawn).
+
+* :mod:`~passmix.plots.fit`: horizon curves, the fitted density, the pooled
+  difficulty distribution;
+* :mod:`~passmix.plots.posterior`: traces, ranks, posterior horizons, predictive checks.
+"""
+
+from .._lazy import attach
+
+__getattr__, __dir__, __all__ = attach(__name__, {
+    ".fit": ["METRIC_LABELS", "default_horizons", "get_ax", "plot_difficulty", "plot_horizon",
+             "plot_mixture_density"],
+    ".posterior": ["plot_posterior_horizon", "plot_ppc_counts", "plot_rank", "plot_trace"],
+})

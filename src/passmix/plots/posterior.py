@@ -1,0 +1,224 @@
+"""Plots of the posterior from :func:`passmix.bayes.sample.sample`.
+
+Trace and rank plots are ArviZ's, on the sampled coordinates; the metric
+against the horizon (posterior band with the delta-method band overlaid) and
+the posterior predictive check of the count histogram are drawn here. Each
+function takes the ``InferenceData`` and an optional matplotlib ``ax`` and
+returns the axes; matplotlib is imported inside the functions and nothing
+calls ``plt.show()``.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._validation import FitWarning, check_k, check_level, check_metric
+from .fit import METRIC_LABELS, default_horizons, get_ax
+from ..bayes.sample import FREE_VARS, check_idata, draws_interval, metric_draws
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
+    from ..models.mixture.fit import MixtureFit
+
+__all__ = ["plot_posterior_horizon", "plot_ppc_counts", "plot_rank", "plot_trace"]
+
+
+def _free_names(idata, var_names) -> list[str]:
+    if var_names is not None:
+        return list(var_names)
+    return [v for v in FREE_VARS if v in idata.posterior]
+
+
+def plot_trace(idata, var_names=None, **kwargs: Any):
+    """ArviZ trace plot (density and trace per chain) of the sampled coordinates.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From :func:`passmix.bayes.sample.sample`.
+    var_names : list of str, optional
+        Posterior variables; default the unconstrained coordinates the
+        sampler moves in (where convergence problems show first).
+    **kwargs
+        Passed to :func:`arviz.plot_trace`.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes
+    """
+    import arviz as az
+
+    check_idata(idata)
+    return az.plot_trace(idata, var_names=_free_names(idata, var_names), **kwargs)
+
+
+def plot_rank(idata, var_names=None, **kwargs: Any):
+    """ArviZ rank plot of the sampled coordinates: flat histograms mean mixed chains.
+
+    Parameters and returns as in :func:`plot_trace` (kwargs go to
+    :func:`arviz.plot_rank`).
+    """
+    import arviz as az
+
+    check_idata(idata)
+    return az.plot_rank(idata, var_names=_free_names(idata, var_names), **kwargs)
+
+
+def plot_posterior_horizon(
+    idata,
+    metric: str = "pass@k",
+    k: Any = None,
+    *,
+    fit: MixtureFit | None = None,
+    level: float = 0.95,
+    method: str = "eti",
+    scale: str | None = None,
+    ax: Axes | None = None,
+    color: Any = None,
+    delta_color: Any = "0.2",
+    label: str | None = None,
+) -> Axes:
+    """Posterior of a metric across horizons, with the delta-method band overlaid.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From :func:`passmix.bayes.sample.sample`.
+    metric : {"pass@k", "pass^k", "auc@k"}, default "pass@k"
+        The metric (aliases accepted).
+    k : array_like of int, optional
+        Horizons; default 60 distinct integers log-spaced from 1 to 1000.
+    fit : MixtureFit, optional
+        The maximum-likelihood fit; its estimate (dashed) and delta-method
+        interval (dotted edges) are drawn over the posterior.
+    level : float, default 0.95
+        Level of both bands.
+    method : {"eti", "hdi"}, default "eti"
+        Credible interval (see :func:`passmix.bayes.sample.credible_interval`).
+    scale : {"logit", "identity"}, optional
+        Scale of the delta-method interval; default :meth:`MixtureFit.delta`'s.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is created if omitted.
+    color : matplotlib color, optional
+        Colour of the posterior mean and band.
+    delta_color : matplotlib color, default "0.2"
+        Colour of the delta-method lines.
+    label : str, optional
+        Legend label of the posterior mean.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    Any ``InferenceData`` with draws of ``weights``, ``alpha`` and ``beta``
+    (dim ``component``) will do; :func:`passmix.bayes.sample.sample` makes one.
+
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import arviz as az, numpy as np
+    >>> from passmix.plots.posterior import plot_posterior_horizon
+    >>> rng = np.random.default_rng(0)
+    >>> draws = {"weights": np.ones((2, 50, 1)), "alpha": rng.gamma(50, 1 / 50, (2, 50, 1)),
+    ...          "beta": rng.gamma(50, 2 / 50, (2, 50, 1))}
+    >>> idata = az.from_dict(posterior=draws, dims={v: ["component"] for v in draws})
+    >>> ax = plot_posterior_horizon(idata, "pass^k", [1, 10, 100])
+    >>> ax.get_ylabel()
+    'Pass^k'
+    """
+    metric = check_metric(metric)
+    level = check_level(level)
+    check_idata(idata)
+    ks = default_horizons() if k is None else np.unique(check_k(k)[0])
+    draws = metric_draws(idata, metric, ks)
+    lower, upper = draws_interval(draws, level, method)
+    mean = draws.mean(("chain", "draw")).values
+    ax = get_ax(ax)
+    h = idata.posterior.sizes["component"]
+    prior = idata.posterior.attrs.get("passmix_prior", "")
+    if label is None:
+        label = f"posterior mean (H = {h}, prior {prior})" if prior else "posterior mean"
+    (line,) = ax.plot(ks, mean, color=color, lw=2.0, label=label, zorder=3)
+    ax.fill_between(ks, lower, upper, color=line.get_color(), alpha=0.25, linewidth=0,
+                    label=f"{100 * level:g}% credible ({method.upper()})", zorder=2)
+    if fit is not None:
+        options = {} if scale is None else {"scale": scale}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FitWarning)
+            res = fit.delta(metric, ks, level, **options)
+        ax.plot(ks, res.estimate, color=delta_color, ls="--", lw=1.2, label="MLE", zorder=4)
+        ax.plot(ks, res.lower, color=delta_color, ls=":", lw=1.4, zorder=4,
+                label=f"{100 * level:g}% delta-method interval")
+        ax.plot(ks, res.upper, color=delta_color, ls=":", lw=1.4, zorder=4)
+    trials = idata.observed_data["trials"].values if "observed_data" in idata.groups() else []
+    if len(trials) and ks[0] <= trials.max() <= ks[-1]:
+        ax.axvline(trials.max(), color="0.35", ls="-.", lw=1.0, zorder=1,
+                   label=f"trials observed (m = {int(trials.max())})")
+    ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("horizon k (attempts per task)")
+    ax.set_ylabel(METRIC_LABELS[metric])
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def plot_ppc_counts(idata, *, trials: int | None = None, level: float = 0.9,
+                    ax: Axes | None = None, color: Any = None) -> Axes:
+    """Posterior predictive check of the count histogram.
+
+    Bars: how many tasks had y successes. Markers and error bars: the
+    posterior predictive median and central `level` interval of the same
+    histogram, replicated from the fitted mixture.
+
+    Parameters
+    ----------
+    idata : arviz.InferenceData
+        From :func:`passmix.bayes.sample.sample`.
+    trials : int, optional
+        Show the tasks with this many trials; default all tasks (histograms
+        of tasks with different m are added up on the successes axis).
+    level : float, default 0.9
+        Level of the predictive intervals.
+    ax : matplotlib.axes.Axes, optional
+        Axes to draw on; a new figure is created if omitted.
+    color : matplotlib color, optional
+        Colour of the predictive markers.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    check_idata(idata)
+    level = check_level(level)
+    observed = idata.observed_data["count_histogram"]
+    replicated = idata.posterior_predictive["count_histogram"]
+    if trials is not None:
+        values = observed["trials"].values
+        if trials not in values:
+            raise ValueError(f"no task has {trials!r} trials; trials observed: "
+                             f"{', '.join(str(int(v)) for v in values)}.")
+        observed = observed.sel(trials=trials)
+        replicated = replicated.sel(trials=trials)
+        title_m = f"m = {trials}"
+    else:
+        observed = observed.sum("trials")
+        replicated = replicated.sum("trials")
+        ms = idata.observed_data["trials"].values
+        title_m = f"m = {int(ms[0])}" if ms.size == 1 else "all m"
+    y = observed["successes"].values
+    rep = replicated.transpose("chain", "draw", "successes").values.reshape(-1, y.size)
+    lo, med, hi = np.quantile(rep, [(1 - level) / 2, 0.5, (1 + level) / 2], axis=0)
+    ax = get_ax(ax)
+    ax.bar(y, observed.values, color="0.8", edgecolor="white", label="observed", zorder=1)
+    ax.errorbar(y, med, yerr=[med - lo, hi - med], fmt="o", color=color, ms=5, capsize=3,
+                label=f"posterior predictive (median, {100 * level:g}%)", zorder=3)
+    ax.set_xlabel(f"successes per task ({title_m})")
+    ax.set_ylabel("tasks")
+    ax.legend(loc="best", fontsize="small")
+    return ax
