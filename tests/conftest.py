@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
 import passmix
 
@@ -14,3 +15,12 @@ def simulate_mixture(rng: np.random.Generator, j: int, m, w, a, b) -> passmix.Co
     theta = rng.beta(np.asarray(a)[comp], np.asarray(b)[comp])
     m = np.broadcast_to(m, (j,))
     return passmix.Counts(rng.binomial(m, theta), m)
+
+
+def simulate_panel(rng: np.random.Generator, a, kappa, d, m):
+    """Counts of systems with abilities `a` and concentrations `kappa` on tasks of
+    difficulty `d` (the pooled model): successes, trials and the true rates, each (I, J)."""
+    mu = expit(np.asarray(a)[:, None] - np.asarray(d)[None, :])
+    k = np.asarray(kappa, float)[:, None]
+    p = rng.beta(mu * k, (1 - mu) * k)
+    return rng.binomial(m, p), np.full(p.shape, m), p

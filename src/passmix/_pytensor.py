@@ -148,7 +148,7 @@ def pymc_cxxflags(flags: str) -> str:
     Importing PyMC appends compiler flags, and PyTensor keys its C modules by
     them: a process that loads a pickled function without importing PyMC
     must link it under the same flags, or it compiles every module again.
-    ``tests/test_model.py`` checks this against PyMC itself.
+    ``tests/test_models_mixture_graph.py`` checks this against PyMC itself.
 
     Examples
     --------

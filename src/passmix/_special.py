@@ -39,27 +39,32 @@ _STIRLING_MIN = 10.0
 _TAIL = (1 / 12, -1 / 360, 1 / 1260, -1 / 1680, 1 / 1188, -691 / 360360)
 
 
-def _log1p_ratio(u):
-    """log1p(u) / u, equal to 1 at u = 0 and accurate near it."""
+def _ratio_near_zero(u, fun, series, cutoff: float) -> np.ndarray:
+    """``fun(u) / u`` for ``fun(0) = 0``, by its Taylor `series` where ``|u| < cutoff``.
+
+    Near 0 the quotient of two tiny numbers loses digits, where the truncated
+    series is accurate to double precision. Each side is evaluated at a
+    harmless stand-in (0 for the series, 1 for `fun`) where the other is
+    used, so neither warns.
+    """
     u = np.asarray(u, dtype=float)
-    small = np.abs(u) < 1e-4
+    small = np.abs(u) < cutoff
     if not small.any():
-        return np.log1p(u) / u
+        return fun(u) / u
     tiny = np.where(small, u, 0.0)
     safe = np.where(small, 1.0, u)
-    return np.where(small, 1.0 - tiny * (0.5 - tiny * (1 / 3 - tiny * 0.25)),
-                    np.log1p(safe) / safe)
+    return np.where(small, series(tiny), fun(safe) / safe)
+
+
+def _log1p_ratio(u):
+    """log1p(u) / u, equal to 1 at u = 0 and accurate near it."""
+    return _ratio_near_zero(u, np.log1p, lambda t: 1.0 - t * (0.5 - t * (1 / 3 - t * 0.25)),
+                            1e-4)
 
 
 def expm1_ratio(v):
     """expm1(v) / v, equal to 1 at v = 0 and accurate near it."""
-    v = np.asarray(v, dtype=float)
-    small = np.abs(v) < 1e-5
-    if not small.any():
-        return np.expm1(v) / v
-    tiny = np.where(small, v, 0.0)
-    safe = np.where(small, 1.0, v)
-    return np.where(small, 1.0 + tiny * (0.5 + tiny / 6.0), np.expm1(safe) / safe)
+    return _ratio_near_zero(v, np.expm1, lambda t: 1.0 + t * (0.5 + t / 6.0), 1e-5)
 
 
 def stirling_tail(z):

@@ -38,7 +38,7 @@ from .data.counts import Counts
 from .estimators.direct import combinatorial_estimate, naive_estimate
 from .inference.delta import ConfidenceInterval
 
-__all__ = ["SUMMARY_COLUMNS", "DirectEstimate", "FittedResult"]
+__all__ = ["SUMMARY_COLUMNS", "DirectEstimate", "FittedResult", "PointEstimates"]
 
 #: Columns of every ``summary()``.
 SUMMARY_COLUMNS = ("metric", "k", "estimate", "se", "lower", "upper")
@@ -72,8 +72,43 @@ def no_interval(metric: str, k, level: float) -> ConfidenceInterval:
     return ConfidenceInterval(np.full(k_arr.size, np.nan), np.full(k_arr.size, np.nan))
 
 
+class PointEstimates:
+    """``interval`` and ``summary`` of a result that gives point estimates only.
+
+    A subclass defines ``_estimates(metric, ks)``: its estimates at the
+    horizons `ks`, NaN where it does not define them. The interval has NaN
+    ends and so have ``se``, ``lower`` and ``upper`` in the summary.
+
+    Examples
+    --------
+    >>> from passmix import Counts
+    >>> from passmix.results import DirectEstimate, PointEstimates
+    >>> est = DirectEstimate(Counts([2, 0, 4], [4, 4, 4]), "naive")
+    >>> isinstance(est, PointEstimates), est.interval("pass@k", 2)
+    (True, ConfidenceInterval(lower=nan, upper=nan))
+    """
+
+    def _estimates(self, metric: str, ks: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def interval(self, metric: str, k, level: float = LEVEL, *, method: str | None = None
+                 ) -> ConfidenceInterval:
+        """No interval: NaN ends (the arguments are still validated)."""
+        return no_interval(metric, k, level)
+
+    def summary(self, k=SUMMARY_K, level: float = LEVEL, *, method: str | None = None
+                ) -> pd.DataFrame:
+        """Estimates of the three metrics at `k`; NaN where the estimator does not define them."""
+        ks, _ = check_k(k)
+        check_level(level)
+        frames = [pd.DataFrame({"metric": m, "k": ks, "estimate": self._estimates(m, ks),
+                                "se": np.nan, "lower": np.nan, "upper": np.nan})
+                  for m in METRICS]
+        return pd.concat(frames, ignore_index=True)
+
+
 @dataclass(frozen=True)
-class DirectEstimate:
+class DirectEstimate(PointEstimates):
     """The naive or the combinatorial estimate of counts, as a fitted result.
 
     A direct estimate has no interval (its ends are NaN). The combinatorial
@@ -121,25 +156,13 @@ class DirectEstimate:
         """The estimate of `metric` at horizon(s) `k`."""
         return _DIRECT[self.estimator](self.counts, metric, k)
 
-    def interval(self, metric: str, k, level: float = LEVEL, *, method: str | None = None
-                 ) -> ConfidenceInterval:
-        """No interval: NaN ends (the arguments are still validated)."""
-        return no_interval(metric, k, level)
-
-    def summary(self, k=SUMMARY_K, level: float = LEVEL, *, method: str | None = None
-                ) -> pd.DataFrame:
-        """Estimates of the three metrics at `k`; NaN where the estimator is undefined."""
-        ks, _ = check_k(k)
-        check_level(level)
+    def _estimates(self, metric: str, ks: np.ndarray) -> np.ndarray:
+        """The estimate at `ks`, NaN beyond :attr:`max_k` (where :meth:`metric` raises)."""
         ok = ks <= self.max_k
-        frames = []
-        for m in METRICS:
-            est = np.full(ks.size, np.nan)
-            if ok.any():
-                est[ok] = self.metric(m, ks[ok])
-            frames.append(pd.DataFrame({"metric": m, "k": ks, "estimate": est, "se": np.nan,
-                                        "lower": np.nan, "upper": np.nan}))
-        return pd.concat(frames, ignore_index=True)
+        est = np.full(ks.size, np.nan)
+        if ok.any():
+            est[ok] = self.metric(metric, ks[ok])
+        return est
 
     def undefined_note(self, k) -> str | None:
         """Why the estimate is missing at horizons `k`, or None where it exists."""

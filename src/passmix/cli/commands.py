@@ -18,7 +18,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -180,19 +180,72 @@ def _warnings_as_lines() -> Iterator[None]:
 _INPUT_ERRORS = (ValueError, TypeError, OSError, RuntimeError)
 
 
-def _column_options(command):
-    """The options naming input columns, shared by the commands that read data."""
-    for option in reversed([
-        click.option("--task", default=None, metavar="COL", help="Task label column."),
-        click.option("--successes", default=None, metavar="COL",
-                     help="Successes column (counts layout)."),
-        click.option("--trials", default=None, metavar="COL",
-                     help="Trials column (counts layout)."),
-        click.option("--outcome", default=None, metavar="COL",
-                     help="0/1 outcome column (long layout)."),
-    ]):
-        command = option(command)
-    return command
+def _stacked(*decorators: Callable) -> Callable:
+    """One decorator for `decorators` stacked in this order (click lists options top down)."""
+    def apply(command):
+        for decorator in reversed(decorators):
+            command = decorator(command)
+        return command
+    return apply
+
+
+#: The options naming input columns, shared by the commands that read data.
+_column_options = _stacked(
+    click.option("--task", default=None, metavar="COL", help="Task label column."),
+    click.option("--successes", default=None, metavar="COL",
+                 help="Successes column (counts layout)."),
+    click.option("--trials", default=None, metavar="COL",
+                 help="Trials column (counts layout)."),
+    click.option("--outcome", default=None, metavar="COL",
+                 help="0/1 outcome column (long layout)."),
+)
+
+
+def _experiment_io(out_help: str, group_help: str) -> Callable:
+    """An experiment command's DATA argument and its --out and --group-by options."""
+    return _stacked(
+        click.argument("data", type=click.Path(dir_okay=False, exists=True, path_type=Path)),
+        click.option("--out", "-o", "out", required=True,
+                     type=click.Path(file_okay=False, writable=True, path_type=Path),
+                     help=out_help),
+        click.option("--group-by", "group_by", multiple=True, metavar="COLS", help=group_help),
+    )
+
+
+def _parallel_options(scheduler_help: str = "Run on this Dask scheduler (e.g. tcp://host:8786) "
+                      "instead of local processes; needs passmix[dask].") -> Callable:
+    """An experiment command's --jobs and --scheduler options."""
+    return _stacked(
+        click.option("--jobs", "-j", type=click.IntRange(min=-1), default=1,
+                     help="Parallel worker processes (-1: all cores)."),
+        click.option("--scheduler", default=None, metavar="ADDRESS", help=scheduler_help),
+    )
+
+
+#: An experiment command's last options, and its context (for the command line it records).
+_experiment_tail = _stacked(
+    click.option("--no-figures", is_flag=True, help="Skip the figures."),
+    click.option("--no-cache", is_flag=True, help="Neither read nor write DIR/cache/."),
+    click.option("--quiet", "-q", is_flag=True, help="No progress bar."),
+    click.pass_context,
+)
+
+
+def _run_experiment(ctx: click.Context, jobs: int, scheduler: str | None,
+                    run: Callable[[Any], Any]) -> Any:
+    """``run(client)``, with None or the Dask client of `scheduler`, as the experiments run.
+
+    Warnings are printed as lines, and the library's input errors become
+    click's (a message, no traceback).
+    """
+    if jobs == 0:
+        raise click.BadParameter("must be -1 or >= 1.", ctx, param_hint="'--jobs'")
+    with _warnings_as_lines(), contextlib.ExitStack() as stack:
+        try:
+            client = None if scheduler is None else stack.enter_context(_dask_client(scheduler))
+            return run(client)
+        except _INPUT_ERRORS as err:
+            raise click.ClickException(_message(err)) from None
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -378,12 +431,8 @@ def experiment() -> None:
 
 
 @experiment.command(context_settings={"show_default": True})
-@click.argument("data", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option("--out", "-o", "out", required=True,
-              type=click.Path(file_okay=False, writable=True, path_type=Path),
-              help="Output folder: errors.csv, summary CSVs, report.md, figures, cache/.")
-@click.option("--group-by", "group_by", multiple=True, metavar="COLS",
-              help="Column(s) identifying groups (e.g. model,benchmark), comma-separated.")
+@_experiment_io("Output folder: errors.csv, summary CSVs, report.md, figures, cache/.",
+                "Column(s) identifying groups (e.g. model,benchmark), comma-separated.")
 @click.option("--m", "m", type=HorizonList(), default=None, metavar="M[,M...]",
               help="Trials kept per task. [default: adapted to the trial count; the "
                    "paper's grid for 80 trials]")
@@ -392,11 +441,7 @@ def experiment() -> None:
 @click.option("--seeds", type=click.IntRange(min=1), default=3, help="Number of seeds.")
 @click.option("--first-seed", type=click.IntRange(min=0), default=0,
               help="Seeds are FIRST_SEED .. FIRST_SEED + SEEDS - 1.")
-@click.option("--jobs", "-j", type=click.IntRange(min=-1), default=1,
-              help="Parallel worker processes (-1: all cores).")
-@click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="Run on this Dask scheduler (e.g. tcp://host:8786) instead of local "
-                   "processes; needs passmix[dask].")
+@_parallel_options()
 @click.option("--level", type=LevelType(), default=0.95,
               help="Confidence level of the mixture intervals.")
 @click.option("--interval", "interval", type=click.Choice(INTERVAL_METHODS, case_sensitive=False),
@@ -419,10 +464,7 @@ def experiment() -> None:
               help="Input layout (see 'passmix estimate --help'). One row per attempt or "
                    "one 0/1 column per attempt keeps single trials, which are permuted.")
 @_column_options
-@click.option("--no-figures", is_flag=True, help="Skip the figures.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write DIR/cache/.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@click.pass_context
+@_experiment_tail
 def repeated(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...],
              m: tuple[int, ...] | None, k: tuple[int, ...] | None, seeds: int,
              first_seed: int, jobs: int, scheduler: str | None, level: float, interval: str,
@@ -449,28 +491,19 @@ def repeated(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...
       passmix experiment repeated math.csv --group-by model --m 5,10,20 \\
           --k 10,100,1000 --seeds 3 --jobs 2 --out results/math
     """
-    if jobs == 0:
-        raise click.BadParameter("must be -1 or >= 1.", ctx, param_hint="'--jobs'")
     group_cols = _split_columns(group_by)
     from ..experiments import repeated_experiment
 
-    client = None
-    with _warnings_as_lines(), contextlib.ExitStack() as stack:
-        try:
-            if scheduler is not None:
-                client = stack.enter_context(_dask_client(scheduler))
-            result = repeated_experiment(
-                data, out, group_by=group_cols or None, layout=layout.lower(), task=task,
-                successes=successes, trials=trials, outcome=outcome, m=m, k=k,
-                seeds=list(range(first_seed, first_seed + seeds)), level=level,
-                interval=interval.lower(), max_components=max_components, n_init=n_init,
-                methods=list(methods), jobs=jobs, client=client,
-                cache=not no_cache, report_k=report_k, report_m=report_m,
-                figures=not no_figures, title=title, command=_command_line(ctx),
-                progress=not quiet and _is_tty(sys.stderr),
-            )
-        except _INPUT_ERRORS as err:
-            raise click.ClickException(_message(err)) from None
+    result = _run_experiment(ctx, jobs, scheduler, lambda client: repeated_experiment(
+        data, out, group_by=group_cols or None, layout=layout.lower(), task=task,
+        successes=successes, trials=trials, outcome=outcome, m=m, k=k,
+        seeds=list(range(first_seed, first_seed + seeds)), level=level,
+        interval=interval.lower(), max_components=max_components, n_init=n_init,
+        methods=list(methods), jobs=jobs, client=client,
+        cache=not no_cache, report_k=report_k, report_m=report_m,
+        figures=not no_figures, title=title, command=_command_line(ctx),
+        progress=not quiet and _is_tty(sys.stderr),
+    ))
     t = result.timings
     click.echo(f"{len(result.errors)} rows from {len(result.fits)} fits "
                f"({t['units_cached']} cached) in {t['seconds']:.1f} s; report: "
@@ -481,13 +514,9 @@ _SCALING_SAMPLERS = ("uniform", "dynamic", "adaptive")
 
 
 @experiment.command(context_settings={"show_default": True})
-@click.argument("data", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option("--out", "-o", "out", required=True,
-              type=click.Path(file_okay=False, writable=True, path_type=Path),
-              help="Output folder: errors.csv, ranking.csv, allocations.csv, report.md, "
-                   "figures, cache/.")
-@click.option("--group-by", "group_by", multiple=True, metavar="COLS",
-              help="Column(s) identifying groups (e.g. model), comma-separated.")
+@_experiment_io("Output folder: errors.csv, ranking.csv, allocations.csv, report.md, "
+                "figures, cache/.",
+                "Column(s) identifying groups (e.g. model), comma-separated.")
 @click.option("--budget", "budgets", type=HorizonList(), default="10,78", metavar="B[,B...]",
               help="Budgets: attempts per task on average (B/n).")
 @click.option("--k", "k", type=HorizonList(), default="100,1000", help="Horizons.")
@@ -500,17 +529,10 @@ _SCALING_SAMPLERS = ("uniform", "dynamic", "adaptive")
                    "scaled_beta_binomial, discretized_beta, loglog]")
 @click.option("--batch-size", type=click.IntRange(min=1), default=1,
               help="Attempts a sampler picks at once.")
-@click.option("--jobs", "-j", type=click.IntRange(min=-1), default=1,
-              help="Parallel worker processes (-1: all cores).")
-@click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="Run on this Dask scheduler (e.g. tcp://host:8786) instead of local "
-                   "processes; needs passmix[dask].")
+@_parallel_options()
 @click.option("--title", default=None, help="Title of the report.")
 @_column_options
-@click.option("--no-figures", is_flag=True, help="Skip the figures.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write DIR/cache/.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@click.pass_context
+@_experiment_tail
 def scaling(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...],
             budgets: tuple[int, ...], k: tuple[int, ...], seeds: int,
             samplers: tuple[str, ...], estimators: tuple[str, ...], batch_size: int,
@@ -532,25 +554,18 @@ def scaling(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...]
       passmix experiment scaling math_10k.csv --group-by model --budget 10,78 \\
           --k 100,1000 --sampler uniform --sampler adaptive --jobs 2 --out results/s
     """
-    if jobs == 0:
-        raise click.BadParameter("must be -1 or >= 1.", ctx, param_hint="'--jobs'")
     from ..experiments.scaling import PREDICTORS
     from ..experiments.scaling_report import scaling_experiment
 
     columns = {name: v for name, v in (("task", task), ("successes", successes),
                                         ("trials", trials), ("outcome", outcome)) if v}
-    with _warnings_as_lines(), contextlib.ExitStack() as stack:
-        try:
-            client = None if scheduler is None else stack.enter_context(_dask_client(scheduler))
-            result = scaling_experiment(
-                data, out, group_by=_split_columns(group_by) or None, budgets=budgets, k=k,
-                seeds=seeds, samplers=tuple(s.lower() for s in samplers) or _SCALING_SAMPLERS,
-                estimators=tuple(estimators) or PREDICTORS, batch_size=batch_size, jobs=jobs,
-                client=client, cache=not no_cache, figures=not no_figures, title=title,
-                command=_command_line(ctx), progress=not quiet and _is_tty(sys.stderr),
-                **columns)
-        except _INPUT_ERRORS as err:
-            raise click.ClickException(_message(err)) from None
+    result = _run_experiment(ctx, jobs, scheduler, lambda client: scaling_experiment(
+        data, out, group_by=_split_columns(group_by) or None, budgets=budgets, k=k,
+        seeds=seeds, samplers=tuple(s.lower() for s in samplers) or _SCALING_SAMPLERS,
+        estimators=tuple(estimators) or PREDICTORS, batch_size=batch_size, jobs=jobs,
+        client=client, cache=not no_cache, figures=not no_figures, title=title,
+        command=_command_line(ctx), progress=not quiet and _is_tty(sys.stderr),
+        **columns))
     t = result.timings
     click.echo(f"{len(result.errors)} rows from {t['units']} runs ({t['units_cached']} "
                f"cached) in {t['seconds']:.1f} s; report: {out / 'report.md'}")
@@ -561,12 +576,8 @@ _SENSITIVITY_METHODS = ("mixture", "empirical", "pirt")
 
 
 @experiment.command(context_settings={"show_default": True})
-@click.argument("data", type=click.Path(dir_okay=False, exists=True, path_type=Path))
-@click.option("--out", "-o", "out", required=True,
-              type=click.Path(file_okay=False, writable=True, path_type=Path),
-              help="Output folder: errors.csv, fits.csv, report.md, figures, cache/.")
-@click.option("--group-by", "group_by", multiple=True, metavar="COLS",
-              help="Column(s) identifying groups (e.g. task,model), comma-separated.")
+@_experiment_io("Output folder: errors.csv, fits.csv, report.md, figures, cache/.",
+                "Column(s) identifying groups (e.g. task,model), comma-separated.")
 @click.option("--budget", "budgets", type=HorizonList(), default="300,600,900,1200,1500",
               metavar="B[,B...]", help="Budgets: cells (configuration, question) observed.")
 @click.option("--seeds", type=click.IntRange(min=1), default=3, help="Number of seeds.")
@@ -586,16 +597,10 @@ _SENSITIVITY_METHODS = ("mixture", "empirical", "pirt")
               help="Column of correct answers (count layout).")
 @click.option("--questions", default="questions", metavar="COL",
               help="Column of questions asked (count layout).")
-@click.option("--jobs", "-j", type=click.IntRange(min=-1), default=1,
-              help="Parallel worker processes (-1: all cores).")
-@click.option("--scheduler", default=None, metavar="ADDRESS",
-              help="Run on this Dask scheduler instead of local processes; needs "
+@_parallel_options("Run on this Dask scheduler instead of local processes; needs "
                    "passmix[dask].")
 @click.option("--title", default=None, help="Title of the report.")
-@click.option("--no-figures", is_flag=True, help="Skip the figures.")
-@click.option("--no-cache", is_flag=True, help="Neither read nor write DIR/cache/.")
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
-@click.pass_context
+@_experiment_tail
 def sensitivity(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, ...],
                 budgets: tuple[int, ...], seeds: int, sampler: str, methods: tuple[str, ...],
                 config: str, question: str, outcome: str, successes: str, questions: str,
@@ -618,22 +623,15 @@ def sensitivity(ctx: click.Context, data: Path, out: Path, group_by: tuple[str, 
       passmix experiment sensitivity cells.csv --config template --budget 300,900 \\
           --seeds 3 --jobs 2 --out results/cells
     """
-    if jobs == 0:
-        raise click.BadParameter("must be -1 or >= 1.", ctx, param_hint="'--jobs'")
     from ..experiments.sensitivity_report import sensitivity_experiment
 
-    with _warnings_as_lines(), contextlib.ExitStack() as stack:
-        try:
-            client = None if scheduler is None else stack.enter_context(_dask_client(scheduler))
-            run = sensitivity_experiment(
-                data, out, group_by=_split_columns(group_by) or None, budgets=budgets,
-                seeds=seeds, methods=tuple(m.lower() for m in methods) or _SENSITIVITY_METHODS,
-                sampler=sampler.lower(), jobs=jobs, client=client, cache=not no_cache,
-                figures=not no_figures, title=title, command=_command_line(ctx),
-                progress=not quiet and _is_tty(sys.stderr), config=config, question=question,
-                outcome=outcome, successes=successes, questions=questions)
-        except _INPUT_ERRORS as err:
-            raise click.ClickException(_message(err)) from None
+    run = _run_experiment(ctx, jobs, scheduler, lambda client: sensitivity_experiment(
+        data, out, group_by=_split_columns(group_by) or None, budgets=budgets,
+        seeds=seeds, methods=tuple(m.lower() for m in methods) or _SENSITIVITY_METHODS,
+        sampler=sampler.lower(), jobs=jobs, client=client, cache=not no_cache,
+        figures=not no_figures, title=title, command=_command_line(ctx),
+        progress=not quiet and _is_tty(sys.stderr), config=config, question=question,
+        outcome=outcome, successes=successes, questions=questions))
     t = run.timings
     click.echo(f"{len(run.errors)} rows from {t['units']} runs ({t['units_cached']} cached) "
                f"in {t['seconds']:.1f} s; report: {out / 'report.md'}")

@@ -11,9 +11,11 @@ objects, one per cache file). This module provides
 * :class:`Cache`: one JSON file per unit under ``root/<settings>/<data>/``,
   written atomically as each task returns, so an interrupted run resumes;
 * :func:`execute`: runs the tasks in this process, on local workers
-  (joblib's loky backend) or on a Dask cluster, with a progress bar;
-* :func:`positive_int`, :func:`seeds_iv`, :func:`jobs_iv`: the validation
-  the protocols share.
+  (joblib's loky backend) or on a Dask cluster, with a progress bar
+  (:func:`execute_cached`: only those whose unit is not cached);
+* :func:`positive_int`, :func:`seeds_iv`, :func:`jobs_iv`, :func:`grid_iv`,
+  :func:`names_iv`, :func:`keyed_groups`, :func:`group_columns_iv`: the validation the protocols
+  share, and :func:`settings_key`, their cache's key.
 
 Warnings are captured per unit with :func:`passmix.tables.recorded_warnings`.
 """
@@ -27,7 +29,8 @@ import numbers
 import os
 import sys
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +40,9 @@ from .._validation import check_jobs as jobs_iv
 from ..data.counts import Counts
 from ..estimators.registry import estimator_names, get_estimator
 
-__all__ = ["Cache", "data_hash", "execute", "group_id", "jobs_iv", "positive_int",
-           "protocol_methods", "seeds_iv", "stream"]
+__all__ = ["Cache", "data_hash", "execute", "execute_cached", "grid_iv", "group_columns_iv",
+           "group_id", "jobs_iv", "keyed_groups", "names_iv", "positive_int", "protocol_methods",
+           "seeds_iv", "settings_key", "stream"]
 
 _BASELINES = ("naive", "combinatorial")
 
@@ -110,6 +114,75 @@ def seeds_iv(seeds: Any) -> tuple[int, ...]:
     if not values or any(s < 0 for s in values) or len(set(values)) != len(values):
         raise ValueError(f"seeds must be a count >= 1 or distinct integers >= 0, got {seeds!r}.")
     return values
+
+
+def grid_iv(values: Any, name: str) -> tuple[int, ...]:
+    """A number or a non-empty sequence of whole numbers >= 1, sorted without repeats.
+
+    Examples
+    --------
+    >>> from passmix.experiments._harness import grid_iv
+    >>> grid_iv([78, 10, 10], "budgets"), grid_iv(5, "k")
+    ((10, 78), (5,))
+    """
+    values = (values,) if np.isscalar(values) else tuple(values)
+    if not values:
+        raise ValueError(f"{name} is empty.")
+    return tuple(sorted({positive_int(v, name) for v in values}))
+
+
+def names_iv(values: Any, known: Sequence[str], name: str) -> tuple[str, ...]:
+    """A name or a non-empty sequence of names among `known`, in order without repeats.
+
+    `name` is the plural the messages use (``"samplers"``: "unknown sampler ...").
+
+    Examples
+    --------
+    >>> from passmix.experiments._harness import names_iv
+    >>> names_iv(["b", "a", "b"], ("a", "b"), "methods")
+    ('b', 'a')
+    """
+    values = (values,) if isinstance(values, str) else tuple(values)
+    if not values:
+        raise ValueError(f"{name} is empty.")
+    for v in values:
+        if v not in known:
+            raise ValueError(f"unknown {name[:-1]} {v!r}; expected one of {', '.join(known)}.")
+    return tuple(dict.fromkeys(values))
+
+
+def keyed_groups(groups: Any, message: str) -> list[tuple[tuple, Any]]:
+    """The ``(key, data)`` pairs of a non-empty dict of groups, each key as a tuple.
+
+    A dict that is empty, or anything else, is a ValueError with `message`.
+
+    Examples
+    --------
+    >>> from passmix.experiments._harness import keyed_groups
+    >>> keyed_groups({"a": 1, ("b", 2): 3}, "groups must be a dict.")
+    [(('a',), 1), (('b', 2), 3)]
+    """
+    if not isinstance(groups, Mapping) or not groups:
+        raise ValueError(message)
+    return [(key if isinstance(key, tuple) else (key,), value) for key, value in groups.items()]
+
+
+def group_columns_iv(keys: Iterable[tuple], group_cols: Sequence[str]) -> list:
+    """`group_cols`, by default ``group0, group1, ...``, checked to name every key's parts."""
+    keys = list(keys)
+    cols = list(group_cols) or [f"group{i}" for i in range(len(keys[0]))]
+    if any(len(key) != len(cols) for key in keys):
+        raise ValueError(f"group keys do not match the group columns {cols}.")
+    return cols
+
+
+def settings_key(prefix: str, config: Any, version: int) -> str:
+    """Cache key of a protocol's settings: a hash of `config` (a dataclass) but its seeds and
+    budgets, which name the units within (so adding one reuses the others), and `version`."""
+    settings = {key: v for key, v in asdict(config).items() if key not in ("seeds", "budgets")}
+    settings["version"] = version
+    return f"{prefix}-" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()
+                                         ).hexdigest()[:12]
 
 
 def data_hash(key: tuple, data: Counts | np.ndarray) -> str:
@@ -211,3 +284,34 @@ def execute(run: Callable[[Any], Any], tasks: Iterable[Any], on_result: Callable
                                       batch_size=1)(joblib.delayed(run)(t) for t in tasks)
         for result in results:
             bar.update(on_result(result))
+
+
+def execute_cached(run: Callable[[Any], dict], plans: Iterable[tuple[tuple, Any]], cache: Cache,
+                   name_of: Callable[[tuple], str], id_of: Callable[[dict], tuple],
+                   **options: Any) -> tuple[dict[tuple, dict], int]:
+    """Read each planned unit from `cache`, run the others (:func:`execute`) and cache them.
+
+    `plans` yields ``(id, task)``: the unit's id, a tuple whose first element
+    is the group key, and the task that computes it; ``name_of(id)`` names
+    its cache file and ``id_of(unit)`` recovers the id from a computed unit
+    (results come back in any order). `options` go to :func:`execute`.
+    Returns the units by id and how many of them were cached.
+    """
+    units: dict[tuple, dict] = {}
+    todo = []
+    for uid, task in plans:
+        hit = cache.read(uid[0], name_of(uid))
+        if hit is not None:
+            units[uid] = hit
+        else:
+            todo.append(task)
+    cached = len(units)
+
+    def on_result(unit: dict) -> int:
+        uid = id_of(unit)
+        cache.write(uid[0], name_of(uid), unit)
+        units[uid] = unit
+        return 1
+
+    execute(run, todo, on_result, total=cached + len(todo), done=cached, **options)
+    return units, cached

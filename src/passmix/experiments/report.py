@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 __all__ = [
     "PAPER_TARGET",
     "plain_table",
+    "best_cell",
     "bic_shares",
     "coverage",
     "default_report_k",
@@ -52,12 +53,14 @@ __all__ = [
     "mae_by_seed",
     "markdown_table",
     "regime",
+    "report_head",
     "save_figures",
     "summary_tables",
     "trials_needed",
     "warning_lines",
     "win_rates",
     "write_report",
+    "write_tables",
 ]
 
 #: The paper's headline target: the mean error of Pass^k and AUC@k.
@@ -529,6 +532,54 @@ def markdown_table(df: pd.DataFrame, digits: int = 2) -> str:
     for row in df.itertuples(index=False, name=None):
         lines.append("| " + " | ".join(_cell(v, digits) for v in row) + " |")
     return "\n".join(lines)
+
+
+def write_tables(out: str | os.PathLike, tables: dict[str, pd.DataFrame]) -> Path:
+    """Create the folder `out` and write each table there as ``<name>.csv``; return the folder.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import pandas as pd
+    >>> from passmix.experiments.report import write_tables
+    >>> out = write_tables(tempfile.mkdtemp(), {"errors": pd.DataFrame({"seed": [0]})})
+    >>> (out / "errors.csv").read_text()
+    'seed\\n0\\n'
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, table in tables.items():
+        table.to_csv(out / f"{name}.csv", index=False)
+    return out
+
+
+def report_head(title: str, command: str | None) -> list[str]:
+    """A report's first lines: its title and, if given, the command that produced it.
+
+    Examples
+    --------
+    >>> from passmix.experiments.report import report_head
+    >>> report_head("Scaling", "passmix experiment scaling d.csv")
+    ['# Scaling', '', 'Produced by', '', '    passmix experiment scaling d.csv', '']
+    """
+    lines = [f"# {title}", ""]
+    if command:
+        lines += ["Produced by", "", f"    {command}", ""]
+    return lines
+
+
+def best_cell(value: float, best: float) -> str:
+    """A table cell: two decimals, in bold where `value` is `best`; ``n/a`` for no value.
+
+    Examples
+    --------
+    >>> from passmix.experiments.report import best_cell
+    >>> [best_cell(v, 1.5) for v in (1.5, 2.25, float("nan"))]
+    ['**1.50**', '2.25', 'n/a']
+    """
+    if not np.isfinite(value):
+        return "n/a"
+    return f"**{value:.2f}**" if value == best else f"{value:.2f}"
 
 
 def warning_lines(messages: pd.Series) -> list[str]:

@@ -13,12 +13,10 @@ budget and the sampler alone.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +28,9 @@ from ..estimators.registry import get_estimator
 from ..scaling.samplers import SAMPLERS, make_sampler
 from ..scaling.simulate import OracleSystem, ReplaySystem, spend
 from ..tables import recorded_warnings
-from ._harness import Cache, data_hash, execute, group_id, jobs_iv, positive_int, seeds_iv, stream
+from ._harness import (Cache, data_hash, execute_cached, grid_iv, group_columns_iv, group_id,
+                       jobs_iv, keyed_groups, names_iv, positive_int, seeds_iv, settings_key,
+                       stream)
 
 __all__ = ["ERROR_COLUMNS", "PREDICTORS", "ScalingConfig", "ScalingResult", "run_scaling"]
 
@@ -54,10 +54,7 @@ class ScalingConfig:
     batch_size: int = 1
 
     def cache_key(self) -> str:
-        settings = {key: v for key, v in asdict(self).items() if key not in ("seeds", "budgets")}
-        settings["version"] = _VERSION
-        return "scaling-" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()
-                                           ).hexdigest()[:12]
+        return settings_key("scaling", self, _VERSION)
 
 
 @dataclass(frozen=True)
@@ -163,12 +160,10 @@ def _groups_iv(groups, group_cols) -> tuple[dict[tuple, Any], list]:
     if isinstance(groups, (Counts, np.ndarray, list)):
         groups = {("all",): groups}
         group_cols = list(group_cols) or ["group"]
-    if not isinstance(groups, Mapping) or not groups:
-        raise ValueError("groups must be a non-empty dict of group key to Counts (records to "
-                         "replay) or to per-task success probabilities (an oracle).")
     out = {}
-    for key, value in groups.items():
-        key = key if isinstance(key, tuple) else (key,)
+    for key, value in keyed_groups(groups, "groups must be a non-empty dict of group key to "
+                                   "Counts (records to replay) or to per-task success "
+                                   "probabilities (an oracle)."):
         if isinstance(value, Counts):
             if (value.trials < 1).any():
                 raise ValueError(f"group {key}: every task needs records to replay.")
@@ -179,27 +174,7 @@ def _groups_iv(groups, group_cols) -> tuple[dict[tuple, Any], list]:
                     or (p > 1).any():
                 raise ValueError(f"group {key}: probabilities must be a 1-d array in [0, 1].")
             out[key] = p
-    cols = list(group_cols) or [f"group{i}" for i in range(len(next(iter(out))))]
-    if any(len(key) != len(cols) for key in out):
-        raise ValueError(f"group keys do not match the group columns {cols}.")
-    return out, cols
-
-
-def _grid(values, name: str) -> tuple[int, ...]:
-    values = (values,) if np.isscalar(values) else tuple(values)
-    if not values:
-        raise ValueError(f"{name} is empty.")
-    return tuple(sorted({positive_int(v, name) for v in values}))
-
-
-def _names(values, known: Sequence[str], name: str) -> tuple[str, ...]:
-    values = (values,) if isinstance(values, str) else tuple(values)
-    if not values:
-        raise ValueError(f"{name} is empty.")
-    for v in values:
-        if v not in known:
-            raise ValueError(f"unknown {name[:-1]} {v!r}; expected one of {', '.join(known)}.")
-    return tuple(dict.fromkeys(values))
+    return out, group_columns_iv(out, group_cols)
 
 
 def _reference(source: Any, k: tuple[int, ...]) -> np.ndarray:
@@ -253,10 +228,10 @@ def run_scaling(groups, group_cols: Sequence[str] = (), *, budgets=(10, 78), k=(
     [0.5, 0.5]
     """
     data, cols = _groups_iv(groups, group_cols)
-    config = ScalingConfig(budgets=_grid(budgets, "budgets"), k=_grid(k, "k"),
+    config = ScalingConfig(budgets=grid_iv(budgets, "budgets"), k=grid_iv(k, "k"),
                            seeds=seeds_iv(seeds),
-                           samplers=_names(samplers, tuple(SAMPLERS), "samplers"),
-                           estimators=_names(_one_system() if estimators == "all" or (
+                           samplers=names_iv(samplers, tuple(SAMPLERS), "samplers"),
+                           estimators=names_iv(_one_system() if estimators == "all" or (
                                not isinstance(estimators, str) and "all" in estimators)
                                else estimators, _one_system(), "estimators"),
                            batch_size=positive_int(batch_size, "batch_size"))
@@ -277,37 +252,27 @@ def run_scaling(groups, group_cols: Sequence[str] = (), *, budgets=(10, 78), k=(
     started = time.perf_counter()
     cache = Cache(cache_dir, config.cache_key(), {key: data_hash(key, d if isinstance(
         d, Counts) else np.asarray(d)) for key, d in data.items()})
-    units: dict[tuple, dict] = {}
-    todo = []
-    for key, source in data.items():
-        if not per_group[key]:
-            continue
-        for seed in config.seeds:
-            for budget in config.budgets:
-                for name in config.samplers:
-                    # an adaptive sampler aims at one horizon: one run per k
-                    plans = [((kv,), kv) for kv in per_group[key]] if name == "adaptive" \
-                        else [(per_group[key], 0)]
-                    for ks, target in plans:
-                        label = _label(seed, budget, name, target)
-                        hit = cache.read(key, label)
-                        if hit is not None:
-                            units[(key, seed, budget, name, target)] = hit
-                        else:
-                            todo.append(_Unit(key, group_id(key), source, seed, budget, name,
-                                              ks, target, config.estimators,
-                                              config.batch_size))
-    cached = len(units)
 
-    def on_result(unit: dict) -> int:
-        key = tuple(unit["key"])
-        cache.write(key, _label(unit["seed"], unit["budget"], unit["sampler"], unit["target"]),
-                    unit)
-        units[(key, unit["seed"], unit["budget"], unit["sampler"], unit["target"])] = unit
-        return 1
+    def plans():
+        for key, source in data.items():
+            if not per_group[key]:
+                continue
+            for seed in config.seeds:
+                for budget in config.budgets:
+                    for name in config.samplers:
+                        # an adaptive sampler aims at one horizon: one run per k
+                        runs = [((kv,), kv) for kv in per_group[key]] if name == "adaptive" \
+                            else [(per_group[key], 0)]
+                        for ks, target in runs:
+                            yield ((key, seed, budget, name, target),
+                                   _Unit(key, group_id(key), source, seed, budget, name, ks,
+                                         target, config.estimators, config.batch_size))
 
-    execute(_run_unit, todo, on_result, jobs=jobs, client=client, progress=progress,
-            total=cached + len(todo), done=cached, desc="scaling")
+    units, cached = execute_cached(
+        _run_unit, plans(), cache, name_of=lambda uid: _label(*uid[1:]),
+        id_of=lambda unit: (tuple(unit["key"]), unit["seed"], unit["budget"], unit["sampler"],
+                            unit["target"]),
+        jobs=jobs, client=client, progress=progress, desc="scaling")
     return _assemble(units, data, per_group, cols, config, cached,
                      time.perf_counter() - started)
 

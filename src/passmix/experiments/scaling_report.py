@@ -19,7 +19,8 @@ import pandas as pd
 
 from .. import __version__
 from ..data.counts import Counts, read_counts
-from .report import plain_table, save_figures, warning_lines
+from .report import (best_cell, plain_table, report_head, save_figures, warning_lines,
+                     write_tables)
 from .scaling import PREDICTORS, ScalingResult, run_scaling
 
 __all__ = ["plot_allocation", "plot_error_vs_budget", "plot_heatmaps", "scaling_experiment",
@@ -153,16 +154,10 @@ def write_scaling_report(result: ScalingResult, out: str | os.PathLike, *,
                          title: str | None = None, command: str | None = None,
                          source: str | None = None, figures: bool = True) -> Path:
     """Write CSVs, figures and ``report.md`` of a scaling run to `out`; return the report's path."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    result.errors.to_csv(out / "errors.csv", index=False)
-    result.allocations.to_csv(out / "allocations.csv", index=False)
-    ranking = result.ranking()
-    ranking.to_csv(out / "ranking.csv", index=False)
+    out = write_tables(out, {"errors": result.errors, "allocations": result.allocations,
+                             "ranking": result.ranking()})
     cfg = result.config
-    lines = [f"# {title or 'Pass@k scaling: samplers x predictors'}", ""]
-    if command:
-        lines += ["Produced by", "", f"    {command}", ""]
+    lines = report_head(title or "Pass@k scaling: samplers x predictors", command)
     lines += [f"passmix {__version__}. Data: {source or 'in memory'}; "
               f"{result.errors[result.group_cols].drop_duplicates().shape[0]} group(s); "
               f"budgets B/n = {', '.join(map(str, cfg.budgets))}; k = "
@@ -181,8 +176,7 @@ def write_scaling_report(result: ScalingResult, out: str | os.PathLike, *,
         grid = grid.reindex(index=[e for e in cfg.estimators if e in grid.index],
                             columns=[s for s in cfg.samplers if s in grid.columns])
         best = np.nanmin(grid.values)
-        shown = grid.map(lambda v: "n/a" if not np.isfinite(v) else
-                         (f"**{v:.2f}**" if v == best else f"{v:.2f}"))
+        shown = grid.map(lambda v: best_cell(v, best))
         lines += [f"## B/n = {budget}, k = {k}", "",
                   plain_table(shown.reset_index().rename(columns={"estimator": "predictor"})), ""]
     # the samplers compared with one predictor, for every cell at once

@@ -22,11 +22,10 @@ group and the budget alone.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,8 @@ from ..sensitivity.data import Configurations
 from ..sensitivity.pirt import fit_pirt
 from ..sensitivity.sampling import CELL_SAMPLERS, sample_cells
 from ..tables import recorded_warnings
-from ._harness import Cache, execute, group_id, jobs_iv, positive_int, seeds_iv, stream
+from ._harness import (Cache, execute_cached, grid_iv, group_columns_iv, group_id, jobs_iv,
+                       keyed_groups, names_iv, positive_int, seeds_iv, settings_key, stream)
 
 __all__ = ["BUDGETS", "ERROR_COLUMNS", "METHODS", "SensitivityConfig", "SensitivityRun",
            "run_sensitivity"]
@@ -66,10 +66,7 @@ class SensitivityConfig:
     n_init: int = 10
 
     def cache_key(self) -> str:
-        settings = {key: v for key, v in asdict(self).items() if key not in ("seeds", "budgets")}
-        settings["version"] = _VERSION
-        return "sensitivity-" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()
-                                               ).hexdigest()[:12]
+        return settings_key("sensitivity", self, _VERSION)
 
 
 @dataclass(frozen=True)
@@ -169,20 +166,14 @@ def _groups_iv(groups: Any, group_cols: Sequence[str]) -> tuple[dict[tuple, Conf
                                                                    list]:
     if isinstance(groups, Configurations):
         groups, group_cols = {("all",): groups}, list(group_cols) or ["group"]
-    if not isinstance(groups, Mapping) or not groups:
-        raise ValueError("groups must be Configurations or a non-empty dict of group key to "
-                         "Configurations.")
     out = {}
-    for key, value in groups.items():
-        key = key if isinstance(key, tuple) else (key,)
+    for key, value in keyed_groups(groups, "groups must be Configurations or a non-empty dict "
+                                   "of group key to Configurations."):
         if not isinstance(value, Configurations):
             raise TypeError(f"group {key}: expected Configurations, got "
                             f"{type(value).__name__}.")
         out[key] = value
-    cols = list(group_cols) or [f"group{i}" for i in range(len(next(iter(out))))]
-    if any(len(key) != len(cols) for key in out):
-        raise ValueError(f"group keys do not match the group columns {cols}.")
-    return out, cols
+    return out, group_columns_iv(out, group_cols)
 
 
 def run_sensitivity(groups: Any, group_cols: Sequence[str] = (), *, budgets=BUDGETS,
@@ -227,21 +218,13 @@ def run_sensitivity(groups: Any, group_cols: Sequence[str] = (), *, budgets=BUDG
     ['mixture', 'empirical', 'pirt']
     """
     data, cols = _groups_iv(groups, group_cols)
-    budgets = (budgets,) if np.isscalar(budgets) else tuple(budgets)
-    if not budgets:
-        raise ValueError("budgets is empty.")
-    methods = (methods,) if isinstance(methods, str) else tuple(methods)
-    if not methods:
-        raise ValueError("methods is empty.")
-    for name in methods:
-        if name not in METHODS:
-            raise ValueError(f"unknown method {name!r}; expected one of {', '.join(METHODS)}.")
+    budgets = grid_iv(budgets, "budgets")
+    methods = names_iv(methods, METHODS, "methods")
     if sampler not in CELL_SAMPLERS:
         raise ValueError(f"unknown sampler {sampler!r}; expected one of "
                          f"{', '.join(CELL_SAMPLERS)}.")
     config = SensitivityConfig(
-        budgets=tuple(sorted({positive_int(b, "budgets") for b in budgets})),
-        seeds=seeds_iv(seeds), methods=tuple(dict.fromkeys(methods)),
+        budgets=budgets, seeds=seeds_iv(seeds), methods=methods,
         percentiles=check_percentiles(percentiles), sampler=sampler,
         max_components=positive_int(max_components, "max_components"),
         n_init=positive_int(n_init, "n_init"))
@@ -256,28 +239,13 @@ def run_sensitivity(groups: Any, group_cols: Sequence[str] = (), *, budgets=BUDG
     started = time.perf_counter()
     cache = Cache(cache_dir, config.cache_key(), {key: _data_hash(key, d)
                                                   for key, d in data.items()})
-    units: dict[tuple, dict] = {}
-    todo = []
-    for key, d in data.items():
-        for seed in config.seeds:
-            for budget in config.budgets:
-                if budget in skipped[key]:
-                    continue
-                hit = cache.read(key, f"seed{seed}_b{budget}")
-                if hit is not None:
-                    units[(key, seed, budget)] = hit
-                else:
-                    todo.append(_Unit(key, group_id(key), d, seed, budget, config))
-    cached = len(units)
-
-    def on_result(unit: dict) -> int:
-        key = tuple(unit["key"])
-        cache.write(key, f"seed{unit['seed']}_b{unit['budget']}", unit)
-        units[(key, unit["seed"], unit["budget"])] = unit
-        return 1
-
-    execute(_run_unit, todo, on_result, jobs=jobs, client=client, progress=progress,
-            total=cached + len(todo), done=cached, desc="sensitivity")
+    plans = (((key, seed, budget), _Unit(key, group_id(key), d, seed, budget, config))
+             for key, d in data.items() for seed in config.seeds for budget in config.budgets
+             if budget not in skipped[key])
+    units, cached = execute_cached(
+        _run_unit, plans, cache, name_of=lambda uid: f"seed{uid[1]}_b{uid[2]}",
+        id_of=lambda unit: (tuple(unit["key"]), unit["seed"], unit["budget"]),
+        jobs=jobs, client=client, progress=progress, desc="sensitivity")
     return _assemble(units, data, cols, config, cached, time.perf_counter() - started)
 
 

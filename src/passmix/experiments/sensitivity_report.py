@@ -21,7 +21,8 @@ import pandas as pd
 from .. import __version__
 from ..sensitivity.analysis import PERCENTILES
 from ..sensitivity.data import Configurations, read_configurations
-from .report import plain_table, save_figures, warning_lines
+from .report import (best_cell, plain_table, report_head, save_figures, warning_lines,
+                     write_tables)
 from .sensitivity import BUDGETS, METHODS, SensitivityRun, run_sensitivity
 
 __all__ = ["plot_error_vs_budget", "sensitivity_experiment", "write_sensitivity_report"]
@@ -75,16 +76,11 @@ def write_sensitivity_report(run: SensitivityRun, out: str | os.PathLike, *,
                              title: str | None = None, command: str | None = None,
                              source: str | None = None, figures: bool = True) -> Path:
     """Write CSVs, figures and ``report.md`` of a sensitivity run to `out`; return the report."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    run.errors.to_csv(out / "errors.csv", index=False)
-    run.fits.to_csv(out / "fits.csv", index=False)
+    out = write_tables(out, {"errors": run.errors, "fits": run.fits})
     cfg = run.config
     n_groups = run.errors[run.group_cols].drop_duplicates().shape[0]
-    lines = [f"# {title or 'Sensitivity analysis: the score distribution across configurations'}",
-             ""]
-    if command:
-        lines += ["Produced by", "", f"    {command}", ""]
+    lines = report_head(title or "Sensitivity analysis: the score distribution across "
+                        "configurations", command)
     lines += [f"passmix {__version__}. Data: {source or 'in memory'}; {n_groups} group(s); "
               f"budgets {', '.join(map(str, cfg.budgets))} cells ({cfg.sampler} sampling); "
               f"seeds {', '.join(map(str, cfg.seeds))}; {run.timings['units']} runs "
@@ -101,8 +97,7 @@ def write_sensitivity_report(run: SensitivityRun, out: str | os.PathLike, *,
         if table.empty:
             continue
         shown = table.apply(lambda row: row.map(
-            lambda v, best=np.nanmin(row.values): "n/a" if not np.isfinite(v) else
-            (f"**{v:.2f}**" if v == best else f"{v:.2f}")), axis=1)
+            lambda v, best=np.nanmin(row.values): best_cell(v, best)), axis=1)
         name = "W1" if target == "w1" else f"{target[1:]}th percentile"
         lines += [f"## {name}", "", plain_table(shown.reset_index()), ""]
     wins = {m: run.wins("mixture", m) for m in cfg.methods if m != "mixture"}

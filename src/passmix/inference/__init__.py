@@ -8,15 +8,16 @@
   likelihood region (:class:`LikelihoodRegion`).
 """
 
-from .delta import (ConfidenceInterval, DeltaMethodResult, delta_interval, delta_method,
-                    metric_gradient, widen_degenerate)
+from .delta import (ConfidenceInterval, DeltaMethodResult, IntervalEnds, delta_interval,
+                    delta_method, metric_gradient, widen_degenerate)
 from .optimize import (BOUND_TOL, Optimum, at_bound, covariance_from_information, damped_newton,
                        gradient_hessian, is_stationary, maximize, newton_polish,
                        observed_covariance, select_by_bic)
 from .profile import (LikelihoodRegion, ProfileResult, extreme_on_region, profile_extremes,
                       profile_interval, repair_across_metrics)
 
-__all__ = ["BOUND_TOL", "ConfidenceInterval", "DeltaMethodResult", "LikelihoodRegion", "Optimum",
+__all__ = ["BOUND_TOL", "ConfidenceInterval", "DeltaMethodResult", "IntervalEnds", "LikelihoodRegion",
+           "Optimum",
            "ProfileResult", "at_bound", "covariance_from_information", "damped_newton",
            "delta_interval", "delta_method", "extreme_on_region", "gradient_hessian",
            "is_stationary", "maximize", "metric_gradient", "newton_polish",

@@ -23,7 +23,7 @@ from .._validation import check_k, check_level, check_metric
 from ..metrics import TINY, evaluate_metric
 from ..models.mixture.parameters import unpack, unpack_jacobian
 
-__all__ = ["ConfidenceInterval", "DeltaMethodResult", "delta_interval", "delta_method",
+__all__ = ["ConfidenceInterval", "DeltaMethodResult", "IntervalEnds", "delta_interval", "delta_method",
            "metric_gradient", "widen_degenerate"]
 
 _SCALES = ("logit", "identity")
@@ -36,8 +36,26 @@ class ConfidenceInterval(NamedTuple):
     upper: float | np.ndarray
 
 
+class IntervalEnds:
+    """A result with ``lower`` and ``upper`` ends, which :attr:`interval` gives as a pair.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.inference.delta import DeltaMethodResult, IntervalEnds, delta_interval
+    >>> res = delta_interval([0.2], [[0.1]], [[1.0]], "pass@k", [5], scale="identity")
+    >>> isinstance(res, IntervalEnds), np.round(res.interval.upper, 3)
+    (True, array([0.396]))
+    """
+
+    @property
+    def interval(self) -> ConfidenceInterval:
+        """``(lower, upper)`` as a named tuple."""
+        return ConfidenceInterval(self.lower, self.upper)
+
+
 @dataclass(frozen=True)
-class DeltaMethodResult:
+class DeltaMethodResult(IntervalEnds):
     """A metric at one or more horizons with its delta-method interval.
 
     Attributes
@@ -63,11 +81,6 @@ class DeltaMethodResult:
     upper: np.ndarray
     level: float
     covariance: np.ndarray
-
-    @property
-    def interval(self) -> ConfidenceInterval:
-        """``(lower, upper)`` as a named tuple."""
-        return ConfidenceInterval(self.lower, self.upper)
 
     def summary(self) -> pd.DataFrame:
         """One row per horizon: metric, k, estimate, se, lower, upper."""

@@ -48,7 +48,7 @@ from scipy.optimize import minimize
 from scipy.special import expit, ndtri
 
 from .._validation import check_k, check_level, check_metric
-from .delta import ConfidenceInterval, widen_degenerate
+from .delta import IntervalEnds, widen_degenerate
 from .optimize import at_bound
 
 __all__ = ["LikelihoodRegion", "ProfileResult", "extreme_on_region", "profile_extremes",
@@ -67,7 +67,7 @@ _OUTSIDE = 1.0
 
 
 @dataclass(frozen=True)
-class ProfileResult:
+class ProfileResult(IntervalEnds):
     """A metric at one or more horizons with its profile-likelihood interval.
 
     Attributes
@@ -92,11 +92,6 @@ class ProfileResult:
     upper: np.ndarray
     level: float
     converged: np.ndarray
-
-    @property
-    def interval(self) -> ConfidenceInterval:
-        """``(lower, upper)`` as a named tuple."""
-        return ConfidenceInterval(self.lower, self.upper)
 
     def summary(self) -> pd.DataFrame:
         """One row per horizon: metric, k, estimate, lower, upper."""

@@ -27,16 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 from scipy import optimize, special
 
-from .._defaults import LEVEL, METRICS, SUMMARY_K
 from .._special import log_rising_ratio
-from .._validation import DegenerateDataWarning, FitWarning, check_k, check_level, check_metric
+from .._validation import DegenerateDataWarning, FitWarning, check_k, check_metric
 from ..data.counts import Counts, as_counts
 from ..estimators.direct import combinatorial_estimate
-from ..inference.delta import ConfidenceInterval
-from ..results import no_interval
+from ..results import PointEstimates
 
 __all__ = ["DiscretizedBetaFit", "LogLogFit", "ScaledBetaBinomialFit", "fit_discretized_beta",
            "fit_loglog", "fit_scaled_beta_binomial", "log_scaled_moment",
@@ -168,8 +165,8 @@ def scaled_beta_binomial_logpmf(successes, trials, alpha: float, beta: float,
 # --------------------------------------------------------------------------
 # shared result behaviour
 # --------------------------------------------------------------------------
-class _ScalingFit:
-    """Metric, interval and summary of a predictor that gives point estimates only."""
+class _ScalingFit(PointEstimates):
+    """Metric of a predictor that gives point estimates only (for the metrics it defines)."""
 
     estimator = ""
     #: metrics the predictor defines
@@ -192,22 +189,8 @@ class _ScalingFit:
         """Predicted Pass@k at horizon(s) `k`."""
         return self.metric("pass@k", k)
 
-    def interval(self, metric: str, k, level: float = LEVEL, *, method: str | None = None
-                 ) -> ConfidenceInterval:
-        """No interval: NaN ends (the arguments are still validated)."""
-        return no_interval(metric, k, level)
-
-    def summary(self, k=SUMMARY_K, level: float = LEVEL, *, method: str | None = None
-                ) -> pd.DataFrame:
-        """Predictions at `k` for the metrics it defines; NaN for the others."""
-        ks, _ = check_k(k)
-        check_level(level)
-        frames = []
-        for m in METRICS:
-            est = self.metric(m, ks) if m in self.metrics else np.full(ks.size, np.nan)
-            frames.append(pd.DataFrame({"metric": m, "k": ks, "estimate": est, "se": np.nan,
-                                        "lower": np.nan, "upper": np.nan}))
-        return pd.concat(frames, ignore_index=True)
+    def _estimates(self, metric: str, ks: np.ndarray) -> np.ndarray:
+        return self.metric(metric, ks) if metric in self.metrics else np.full(ks.size, np.nan)
 
     def undefined_note(self, k) -> str | None:
         """Tables call this; every horizon is defined for a predictor."""

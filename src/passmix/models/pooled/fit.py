@@ -1180,7 +1180,7 @@ class PooledFit:
         is one of these tasks; with :attr:`robust` the parameters' part is
         widened by the sandwich (:meth:`_inflation`). Coverage is checked by
         simulation in
-        ``benchmarks/coverage_pooled.py`` and ``tests/test_pooled.py``.
+        ``benchmarks/coverage_pooled.py`` and ``tests/test_models_pooled.py``.
         """
         metric = check_metric(metric)
         level = check_level(level)
@@ -1961,9 +1961,8 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
         The task-difficulty distribution: a normal (or a mixture of normals,
         see `max_components`), or nonparametric on the grid; ``"auto"`` fits
         both and `criterion` picks one (:attr:`PooledFit.family_table`). The
-        grid family's weights are profiled out by EM (:func:`em_grid_weights`)
-        and it starts from the normal family's optimum, which is always fitted
-        first; it costs a few times the normal's (``benchmarks/bench_pooled.py``).
+        grid family's weights are profiled out by EM (:func:`em_grid_weights`),
+        starting from the normal family's optimum.
     grid : array_like, optional
         Difficulty grid (logits, increasing); default :data:`DEFAULT_GRID`.
     n_init : int, default 3
@@ -1976,36 +1975,21 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     concentration : {"auto", "system", "shared"}, default "auto"
         The Beta-binomial layer's concentration: one per system (``kappa_i``),
         or one shared by every system (I - 1 fewer parameters). ``"auto"``
-        fits every candidate both ways and lets `criterion` choose. Per-system
-        concentrations let each system depart from the pooled mean by its own
-        amount, but with few successes per system they are poorly determined,
-        and Pass@k far beyond the trials is sensitive to them; a shared one
-        borrows strength across systems. (One system: the two are the same
-        model, and only ``"system"`` is fitted.)
+        fits every candidate both ways and lets `criterion` choose (with one
+        system only ``"system"``, the same model).
     slope : bool or "auto", default False
         Per-system slopes, a 2PL-style discrimination: ``mu_ij = expit(a_i -
         s_i d_j)`` with the log-slopes summing to 0 (I - 1 more parameters).
         ``"auto"`` fits every candidate without and with slopes and lets
-        `criterion` choose, so slopes are used only where the data support
-        them; a candidate with slopes starts from its Rasch counterpart's
-        optimum, so its likelihood is never lower. The slopes are in
-        :attr:`PooledFit.slopes` and :meth:`PooledFit.systems_table`.
+        `criterion` choose. The slopes are in :attr:`PooledFit.slopes` and
+        :meth:`PooledFit.systems_table`.
     criterion : {"aic", "bic", "heldout"}, default "aic"
         How the model is chosen among the candidates (families, H for the
-        normal, concentrations, slopes): the largest held-out
-        log-likelihood, or the smallest AIC or BIC. ``"heldout"`` splits the
-        tasks at random into `n_folds` folds, fits every candidate on the
-        other folds' tasks, and scores each fold's tasks by their marginal
-        likelihood under that fit (their difficulties integrated out, as in
-        the fit); it costs `n_folds` more fits of every candidate, and does
-        not rest on counting the grid's parameters. AIC estimates the same
-        expected held-out log-likelihood from the fit alone (``-2 loglik + 2
-        n_params``), so it is the default: the pooled model's choices are
-        about predicting these systems on more trials. BIC (``n_params log
-        J``) is stricter: with many systems it keeps one shared
-        concentration even where per-system ones predict better held-out
-        tasks (LiveCodeBench, ``docs/results/pooled.md``). Ties go to the
-        simpler candidate.
+        normal, concentrations, slopes): the smallest AIC or BIC, or the
+        largest held-out log-likelihood of tasks split at random into
+        `n_folds` folds (each fold's tasks scored by their marginal likelihood
+        under the fit to the others). Ties go to the simpler candidate. Why
+        AIC is the default: ``docs/formulas.md``, section 6.
     n_folds : int, default 5
         Folds of tasks for ``criterion="heldout"`` (2 to the number of tasks).
     seed : int or numpy.random.Generator, optional

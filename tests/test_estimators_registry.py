@@ -107,7 +107,7 @@ def test_toy_conforms_and_reaches_estimate_table(laplace):
     check_estimator("laplace")
     laplace.clear()
     counts = passmix.read_counts(example_path("math_m10"), group_by="model")
-    # pooled: test_pooled.py; the scaling predictors (not in "all"): test_scaling.py
+    # pooled: test_models_pooled.py; the scaling predictors (not in "all"): test_scaling.py
     every = [n for n in estimator_names() if n != "pooled" and get_estimator(n).in_all]
     table = passmix.estimate_table(counts, ["model"], k=[1, 10, 1000], method=every)
     assert list(table["method"].unique()) == ["mixture", "naive", "combinatorial", "laplace"]

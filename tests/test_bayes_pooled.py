@@ -9,7 +9,7 @@ import passmix
 from passmix.data.panel import Panel
 from passmix.bayes.pooled import point_metric, sample_pooled
 
-from test_pooled import simulate
+from conftest import simulate_panel
 
 
 @pytest.mark.parametrize("metric", ["pass@k", "pass^k", "auc@k"])
@@ -52,7 +52,7 @@ def test_posterior_agrees_with_the_fit_where_the_data_are_many():
     delta method's, two computations that share nothing but the likelihood."""
     rng = np.random.default_rng(3)
     a = np.array([-0.8, 0.0, 0.8])
-    y, m, p = simulate(rng, a, [20.0, 20.0, 20.0], rng.normal(0.5, 1.5, 100), 10)
+    y, m, p = simulate_panel(rng, a, [20.0, 20.0, 20.0], rng.normal(0.5, 1.5, 100), 10)
     post = sample_pooled(Panel(y, m), draws=400, tune=400, chains=2, seed=0,
                          grid=np.linspace(-12, 14, 53))
     diag = post.diagnose()

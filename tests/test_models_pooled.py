@@ -23,15 +23,9 @@ from passmix.models.pooled.fit import (DEFAULT_GRID, PooledSystem, _blocks, pane
                             get_pooled_objective, heldout_loglik, task_grid_loglik)
 from passmix.results import FittedResult
 
+from conftest import simulate_panel
+
 N_SYS = 3  # one panel width throughout, so the compiled objective is reused
-
-
-def simulate(rng, a, kappa, d, m):
-    """Counts of systems with abilities `a` and concentrations `kappa` on tasks `d`."""
-    mu = expit(np.asarray(a)[:, None] - np.asarray(d)[None, :])
-    k = np.asarray(kappa, float)[:, None]
-    p = rng.beta(mu * k, (1 - mu) * k)
-    return rng.binomial(m, p), np.full(p.shape, m), p
 
 
 def assert_gradient_by_differences(obj, z, coords):
@@ -223,7 +217,7 @@ def simulated():
     a = np.array([-1.2, 0.2, 1.0])
     kappa = np.array([4.0, 30.0, 1e5])
     d = rng.normal(1.5, 1.5, size=400)
-    y, m, p = simulate(rng, a - a.mean(), kappa, d, 10)
+    y, m, p = simulate_panel(rng, a - a.mean(), kappa, d, 10)
     panel = Panel(y, m, systems=["weak", "mid", "strong"])
     return panel, a - a.mean(), kappa, d, p
 
@@ -252,7 +246,7 @@ class TestRecovery:
     def test_grid_family_finds_a_two_point_distribution(self):
         rng = np.random.default_rng(5)
         d = np.where(rng.random(500) < 0.4, -1.0, 4.0)
-        y, m, _ = simulate(rng, [-0.5, 0.0, 0.5], [1e5, 1e5, 1e5], d, 10)
+        y, m, _ = simulate_panel(rng, [-0.5, 0.0, 0.5], [1e5, 1e5, 1e5], d, 10)
         fit = fit_pooled(Panel(y, m), family="grid", seed=0)
         w, grid = fit.grid_weights, fit.grid
         near_low = w[np.abs(grid + 1.0) <= 0.75].sum()
@@ -266,7 +260,7 @@ def test_mixture_of_normals_recovered_and_chosen_by_bic():
     n = 400
     d = np.where(rng.random(n) < 0.4, rng.normal(-1, 0.7, n), rng.normal(4, 1.0, n))
     a = np.array([-0.8, -0.3, 0.2, 0.9])
-    y, m, _ = simulate(rng, a - a.mean(), [50.0] * 4, d, 10)
+    y, m, _ = simulate_panel(rng, a - a.mean(), [50.0] * 4, d, 10)
     fit = fit_pooled(Panel(y, m), max_components=3, concentration="system", criterion="bic",
                      seed=0)
     table = fit.family_table
@@ -286,7 +280,7 @@ class TestHeldOut:
 
     def test_heldout_loglik_by_integration(self, small_panel):
         rng = np.random.default_rng(2)
-        y, m, _ = simulate(rng, [-0.6, 0.1, 0.5], [8.0, 40.0, 3.0], rng.normal(0.5, 1.2, 60), 6)
+        y, m, _ = simulate_panel(rng, [-0.6, 0.1, 0.5], [8.0, 40.0, 3.0], rng.normal(0.5, 1.2, 60), 6)
         fit = fit_pooled(Panel(y[:, :50], m[:, :50]), family="normal", seed=0)
         test = Panel(y[:, 50:], m[:, 50:])
         got = heldout_loglik(fit, test)
@@ -314,7 +308,7 @@ class TestHeldOut:
         n = 120
         d = (np.where(rng.random(n) < 0.4, rng.normal(-1, 0.5, n), rng.normal(4, 0.7, n))
              if case == "two groups" else rng.normal(1.0, 1.5, n))
-        y, m, _ = simulate(rng, [-0.5, 0.0, 0.5], [50.0] * 3, d, 10)
+        y, m, _ = simulate_panel(rng, [-0.5, 0.0, 0.5], [50.0] * 3, d, 10)
         fit = fit_pooled(Panel(y, m), max_components=2, criterion="heldout", n_folds=2, seed=0)
         table = fit.family_table
         assert fit.n_components == chosen
@@ -358,7 +352,7 @@ class TestGridEM:
 
         rng = np.random.default_rng(8)
         d = np.where(rng.random(150) < 0.5, -0.5, 3.0) + rng.normal(0, 0.5, 150)
-        y, m, _ = simulate(rng, [-0.6, 0.1, 0.5], [3.0, 40.0, 1e4], d, 6)
+        y, m, _ = simulate_panel(rng, [-0.6, 0.1, 0.5], [3.0, 40.0, 1e4], d, 6)
         panel = Panel(y, m)
         grid = np.linspace(-6.0, 10.0, 33)
         layout = panel_layout(panel)
@@ -466,7 +460,7 @@ class TestAnalyticInformation:
         rng = np.random.default_rng(1)
         d = rng.normal(1.0, 1.5, 30)
         m = np.where(rng.random((N_SYS, 30)) < 0.1, 0, 6)  # some cells not run
-        y, _, _ = simulate(rng, [-0.5, 0.2, 0.7], [20.0] * N_SYS, d, m)
+        y, _, _ = simulate_panel(rng, [-0.5, 0.2, 0.7], [20.0] * N_SYS, d, m)
         fit = fit_pooled(Panel(y, m), seed=0, **kwargs)
         obj = get_pooled_objective(fit._layout, fit.family, fit.grid, fit.n_components,
                                    fit.slope, fit.concentration == "shared")
@@ -860,7 +854,7 @@ class TestSharedConcentration:
     def equal_kappa(self):
         rng = np.random.default_rng(12)
         a = np.array([-1.0, -0.3, 0.3, 1.0])
-        y, m, _ = simulate(rng, a, [15.0] * 4, rng.normal(1.0, 1.5, 200), 10)
+        y, m, _ = simulate_panel(rng, a, [15.0] * 4, rng.normal(1.0, 1.5, 200), 10)
         return fit_pooled(Panel(y, m), seed=0), a
 
     def test_equal_concentrations_are_shared(self, equal_kappa):
@@ -880,7 +874,7 @@ class TestSharedConcentration:
 
     def test_different_concentrations_are_kept(self):
         rng = np.random.default_rng(13)
-        y, m, _ = simulate(rng, [-0.5, 0.0, 0.5], [0.7, 30.0, 1e4], rng.normal(0.5, 1.5, 200),
+        y, m, _ = simulate_panel(rng, [-0.5, 0.0, 0.5], [0.7, 30.0, 1e4], rng.normal(0.5, 1.5, 200),
                            10)
         fit = fit_pooled(Panel(y, m), seed=0)
         assert fit.concentration == "system"
@@ -1209,11 +1203,11 @@ class TestSandwich:
         rng = np.random.default_rng(11)
         d = rng.normal(0.0, 1.5, 150)
         a = np.array([-1.0, 0.0, 1.0])
-        y, m, _ = simulate(rng, a, np.full(3, 1e4), d, 20)
+        y, m, _ = simulate_panel(rng, a, np.full(3, 1e4), d, 20)
         right = fit_pooled(Panel(y, m), seed=0)
         # the third system sees the tasks in another order: its own difficulties
         y2 = y.copy()
-        y2[2], _, _ = simulate(rng, a[2:], np.full(1, 1e4), rng.permutation(d), 20)
+        y2[2], _, _ = simulate_panel(rng, a[2:], np.full(1, 1e4), rng.permutation(d), 20)
         wrong = fit_pooled(Panel(y2, m), seed=0)
         return right, wrong
 
