@@ -54,7 +54,7 @@ def main() -> None:
 
     start = time.perf_counter()
     import passmix
-    from passmix.models.pooled.fit import DEFAULT_GRID, PROFILE_CELLS, get_pooled_objective, panel_layout
+    from passmix.models.pooled import DEFAULT_GRID, PROFILE_CELLS, get_pooled_objective, panel_layout
 
     print(f"import passmix: {time.perf_counter() - start:.2f} s")
     rng = np.random.default_rng(0)

@@ -39,7 +39,7 @@ def test_bad_arguments_are_named():
         sample_pooled(panel, target_accept=1.5)
     with pytest.raises(ValueError, match="seed must be an int"):
         sample_pooled(panel, seed=np.random.default_rng(0))
-    from passmix.models.pooled.fit import panel_layout, build_pooled_model
+    from passmix.models.pooled import build_pooled_model, panel_layout
 
     with pytest.raises(ValueError, match="unknown prior 'vague'"):
         build_pooled_model(panel_layout(panel), "normal", prior="vague")
@@ -78,7 +78,7 @@ def test_weak_prior_model_with_slopes():
     abilities (their mean is not identified)."""
     import pymc as pm
 
-    from passmix.models.pooled.fit import block_names, panel_layout, build_pooled_model
+    from passmix.models.pooled import block_names, build_pooled_model, panel_layout
 
     panel = Panel([[1, 2, 0], [0, 3, 1]], [[3, 3, 3], [3, 3, 3]])
     model = build_pooled_model(panel_layout(panel), "normal", prior="weak", slope=True)

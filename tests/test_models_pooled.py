@@ -19,8 +19,9 @@ from scipy.special import expit, log_softmax, logsumexp
 
 import passmix
 from passmix.data.panel import Panel
-from passmix.models.pooled.fit import (DEFAULT_GRID, PooledSystem, _blocks, panel_layout, fit_pooled,
-                            get_pooled_objective, heldout_loglik, task_grid_loglik)
+from passmix.models.pooled import (DEFAULT_GRID, PooledSystem, fit_pooled, get_pooled_objective,
+                                   heldout_loglik, panel_layout, task_grid_loglik)
+from passmix.models.pooled._layout import _blocks
 from passmix.results import FittedResult
 
 from conftest import simulate_panel
@@ -111,7 +112,7 @@ class TestPanel:
 
     def test_tuple_labels_stay_labels(self):
         """Multi-column group keys (tuples) label systems; they are not unpacked into a 2-d array."""
-        from passmix.models.pooled.fit import fit_pooled_groups
+        from passmix.models.pooled import fit_pooled_groups
 
         rng = np.random.default_rng(2)
         groups = {("gpt", "airline"): passmix.Counts(rng.binomial(4, 0.5, 12), np.full(12, 4)),
@@ -331,7 +332,7 @@ class TestGridEM:
     def test_em_weights_reach_the_simplex_maximum(self):
         from scipy.optimize import minimize
 
-        from passmix.models.pooled.fit import em_grid_weights
+        from passmix.models.pooled import em_grid_weights
 
         rng = np.random.default_rng(3)
         ll = rng.normal(0.0, 2.0, size=(40, 7))
@@ -348,7 +349,8 @@ class TestGridEM:
     def test_profile_reaches_the_joint_optimum(self):
         """EM-profiled fit against L-BFGS over all coordinates (weights' logits included)."""
         from passmix.inference import maximize
-        from passmix.models.pooled.fit import _box, _maximize_grid, _starts
+        from passmix.models.pooled._layout import _box
+        from passmix.models.pooled.fit import _maximize_grid, _starts
 
         rng = np.random.default_rng(8)
         d = np.where(rng.random(150) < 0.5, -0.5, 3.0) + rng.normal(0, 0.5, 150)
@@ -464,7 +466,7 @@ class TestAnalyticInformation:
         fit = fit_pooled(Panel(y, m), seed=0, **kwargs)
         obj = get_pooled_objective(fit._layout, fit.family, fit.grid, fit.n_components,
                                    fit.slope, fit.concentration == "shared")
-        box = passmix.models.pooled.fit._box(obj.blocks)
+        box = passmix.models.pooled._layout._box(obj.blocks)
         free = ~passmix.inference.at_bound(fit.params, box).any(axis=1)
         z = fit.params + 0.05 * rng.standard_normal(fit.params.size) * free  # off the optimum
         with obj.lock:
@@ -477,7 +479,7 @@ class TestAnalyticInformation:
                     e[c] = h
                     return (obj.logp_dlogp(z + e)[1] - obj.logp_dlogp(z - e)[1]) / (2 * h)
                 reference[:, c] = (4 * central(1e-4) - central(2e-4)) / 3
-        derivatives = passmix.models.pooled.fit._pooled_derivatives(fit._layout, fit.grid, fit.family,
+        derivatives = passmix.models.pooled._likelihood._pooled_derivatives(fit._layout, fit.grid, fit.family,
                                                          obj.blocks, z)
         assert_allclose(derivatives.score(), grad, rtol=1e-6, atol=1e-6 * np.abs(grad).max())
         info = derivatives.information()
@@ -516,7 +518,7 @@ class TestIdentifiedCovariance:
         fit = replace(two_systems, robust=False, _cache={})
         obj = get_pooled_objective(fit._layout, fit.family, fit.grid, fit.n_components,
                                    fit.slope, fit.concentration == "shared")
-        box = passmix.models.pooled.fit._box(obj.blocks)
+        box = passmix.models.pooled._layout._box(obj.blocks)
         z0 = fit.params.copy()
         held = passmix.inference.at_bound(z0, box).any(axis=1)
         keep = ~held
@@ -1090,7 +1092,7 @@ class TestProfile:
         loglik, pass_at_k = _brute_model(y, m, fit.grid)
         assert loglik(fit.params) == pytest.approx(fit.loglik, abs=1e-6)
         threshold = fit.loglik - 0.5 * stats.chi2.ppf(0.95, 1)
-        box = passmix.models.pooled.fit._box(fit._blocks())
+        box = passmix.models.pooled._layout._box(fit._blocks())
         for i, k in cases:
             assert pass_at_k(fit.params, i, k) == pytest.approx(
                 fit.system(i).metric("pass@k", k), rel=1e-6)
@@ -1154,8 +1156,8 @@ class TestProfile:
 
     def test_identified_coordinates(self, tiny):
         _, _, fit = tiny
-        box = passmix.models.pooled.fit._box(fit._blocks())
-        x_hat, T, P, box_x = passmix.models.pooled.fit._profile_coordinates(fit._blocks(), fit.params, box)
+        box = passmix.models.pooled._layout._box(fit._blocks())
+        x_hat, T, P, box_x = passmix.models.pooled.result._profile_coordinates(fit._blocks(), fit.params, box)
         assert_allclose(P @ T, np.eye(x_hat.size), atol=1e-12)
         assert x_hat.size == fit.params.size - 1
         # moving one relative ability moves that system alone: the others' Pass@1 stays
@@ -1173,7 +1175,7 @@ class TestProfile:
 
 class TestTaskSpread:
     def test_small_spread_is_the_probability_scale_quadrature(self):
-        from passmix.models.pooled.fit import _with_task_spread
+        from passmix.models.pooled.result import _with_task_spread
         base = np.array([0.3, 0.5])
         lower, upper = np.array([0.28, 0.47]), np.array([0.33, 0.52])
         var = np.array([1e-6, 4e-6])
@@ -1182,7 +1184,7 @@ class TestTaskSpread:
         assert_allclose(hi, base + np.hypot(upper - base, 1.96 * np.sqrt(var)), rtol=2e-3)
 
     def test_ends_stay_inside_zero_one(self):
-        from passmix.models.pooled.fit import _with_task_spread
+        from passmix.models.pooled.result import _with_task_spread
         # one task carries the metric: the probability scale would cut the lower end to 0
         base = np.array([1e-3, 1e-30, 0.999])
         var = np.array([1e-6, 1e-58, 1e-6])
@@ -1243,7 +1245,7 @@ def test_large_panels_default_to_delta_but_profile_a_system_on_its_bound(monkeyp
     fit = fit_pooled(Panel(y, np.full(y.shape, 5)), seed=0, concentration="shared")
     small = fit.summary([1, 10])
     assert_allclose(small["lower"], fit.summary([1, 10], method="profile")["lower"])
-    monkeypatch.setattr(passmix.models.pooled.fit, "PROFILE_CELLS", 10)
+    monkeypatch.setattr(passmix.models.pooled.result, "PROFILE_CELLS", 10)
     table = fit.summary([1, 10])
     profile = fit.summary([1, 10], method="profile")
     delta = fit.summary([1, 10], method="delta")

@@ -23,7 +23,7 @@ MOVED = {
     "passmix.parameters": "passmix.models.mixture.parameters",
     "passmix.model": "passmix.models.mixture.graph",
     "passmix.mixture": "passmix.models.mixture.fit",
-    "passmix.pooled": "passmix.models.pooled.fit",
+    "passmix.pooled": "passmix.models.pooled",
     "passmix.intervals": "passmix.inference.delta",
     "passmix.profile": "passmix.inference.profile",
     "passmix.posterior": "passmix.bayes.sample",

@@ -126,7 +126,7 @@ def estimate_table(
         (:meth:`passmix.MixtureFit.interval`, :meth:`passmix.PooledFit.summary`);
         by default each one's own: profile likelihood for the mixture, and
         for the pooled model on panels of up to
-        :data:`passmix.models.pooled.fit.PROFILE_CELLS` cells (delta beyond, but profile
+        :data:`passmix.models.pooled.PROFILE_CELLS` cells (delta beyond, but profile
         for a system on a bound).
     progress : bool, default False
         Show a progress bar over groups on stderr (only if there are at

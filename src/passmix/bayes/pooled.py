@@ -1,8 +1,8 @@
 """NUTS posterior of the pooled model, and the systems' metrics on its draws.
 
 The model is the one :func:`passmix.fit_pooled` maximises
-(:func:`passmix.models.pooled.fit.build_pooled_model`, normal difficulty family), with
-the independent normal priors of :data:`passmix.models.pooled.fit.WEAK_POOLED_PRIOR` on
+(:func:`passmix.models.pooled.build_pooled_model`, normal difficulty family), with
+the independent normal priors of :data:`passmix.models.pooled.WEAK_POOLED_PRIOR` on
 its free coordinates. With the fit's flat priors the posterior is improper:
 the abilities' common shift is flat, and a concentration can run to infinity
 (plain Rasch) with the likelihood level. So NUTS is offered where the model
@@ -32,8 +32,11 @@ from .._pytensor import import_pytensor
 from .._defaults import SUMMARY_K
 from .._validation import check_k, check_level, check_metric, check_seed, check_whole
 from ..data.panel import as_panel
-from ..models.pooled.fit import (PooledFit, block_names, panel_layout, beta_shapes, split_blocks,
-                     build_pooled_model, fit_pooled)
+from ..models.pooled._graph import build_pooled_model
+from ..models.pooled._layout import block_names, panel_layout, split_blocks
+from ..models.pooled._likelihood import beta_shapes
+from ..models.pooled.fit import fit_pooled
+from ..models.pooled.result import PooledFit
 
 __all__ = ["PooledPosterior", "sample_pooled"]
 
@@ -199,7 +202,7 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
         Per-system slopes, as :func:`passmix.fit_pooled`; sampled when the fit
         has them (the log-slopes with a zero-sum normal prior, sd 1).
     grid : array_like, optional
-        Difficulty grid; default :data:`passmix.models.pooled.fit.DEFAULT_GRID`.
+        Difficulty grid; default :data:`passmix.models.pooled.DEFAULT_GRID`.
     seed : int, optional
         Seed of the fit, the chains and the tasks' draws in the metrics.
     target_accept : float, default 0.9

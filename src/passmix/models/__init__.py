@@ -13,5 +13,6 @@ from .._lazy import attach
 
 __getattr__, __dir__, __all__ = attach(__name__, {
     ".mixture.fit": ["MixtureFit"],
-    ".pooled.fit": ["PooledFit", "PooledSystem", "fit_pooled", "fit_pooled_groups"],
+    ".pooled.fit": ["fit_pooled", "fit_pooled_groups"],
+    ".pooled.result": ["PooledFit", "PooledSystem"],
 })

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from ..models.mixture.fit import MixtureFit
-    from ..models.pooled.fit import PooledFit
+    from ..models.pooled.result import PooledFit
 
 __all__ = ["plot_difficulty", "plot_horizon", "plot_mixture_density"]
 

@@ -1,0 +1,224 @@
+"""The pooled model as a PyMC graph and its compiled objective (kept on disk, reused across
+fits).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from ..._pytensor import cache_path, compile_mode, import_pytensor, load_cached, store_cached
+from ...inference.optimize import gradient_hessian
+from ._layout import DEFAULT_GRID, WEAK_POOLED_PRIOR, _Layout, _blocks, block_names
+from ._likelihood import _pooled_derivatives
+
+__all__ = ["PooledObjective", "build_pooled_model", "get_pooled_objective"]
+
+
+# -- the PyMC model and its compiled objective -------------------------------------
+def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray = DEFAULT_GRID,
+                       n_components: int = 1, prior: str = "flat", slope: bool = False,
+                       shared: bool = False):
+    """The PyMC model of the pooled likelihood (flat priors: its mode is the MLE).
+
+    With ``prior="weak"`` the free coordinates get the independent normal
+    priors of :data:`WEAK_POOLED_PRIOR` instead, a proper posterior for NUTS
+    (:func:`passmix.bayes.pooled.sample_pooled`).
+
+    Data containers ``pair_y``, ``pair_failures``, ``pair_log_comb``,
+    ``incidence`` and ``grid`` (and ``components``, H zeros, for the normal
+    family); free variables ``ability`` (I values, centred),
+    ``log_concentration`` (I) and ``grid_logits`` (G) or ``difficulty_mean``,
+    ``log_difficulty_sd`` (H each) and ``component_logits`` (H - 1), and with
+    `slope` ``log_slope`` (I values, centred); with `shared` the
+    concentration is one value for every system; deterministics ``abilities``,
+    ``concentrations``, ``grid_weights`` (and ``slopes``). The sizes I and G are read from
+    the data containers' shapes, so one compiled graph serves panels of any
+    shape and any grid.
+    """
+    import_pytensor()
+    import pymc as pm
+    import pytensor.tensor as pt
+    import pytensor.tensor.special  # noqa: F401  (log_softmax)
+    from pymc.distributions.dist_math import betaln as pt_betaln
+
+    with pm.Model() as model:
+        py = pm.Data("pair_y", layout.pair_y)
+        pf = pm.Data("pair_failures", layout.pair_f)
+        lc = pm.Data("pair_log_comb", layout.pair_log_comb)
+        inc = pm.Data("incidence", layout.incidence)
+        t = pm.Data("grid", np.asarray(grid, float))
+        n_sys = inc.shape[1] // py.shape[0]
+        sizes = {"ability": n_sys, "log_concentration": 1 if shared else n_sys,
+                 "log_slope": n_sys, "grid_logits": t.shape[0]}
+        if family != "grid":
+            comp = pm.Data("components", np.zeros(n_components))
+            sizes.update(difficulty_mean=comp.shape[0], log_difficulty_sd=comp.shape[0],
+                         component_logits=comp.shape[0] - 1)
+        if prior == "flat":
+            free = {name: pm.Flat(name, shape=(sizes[name],))
+                    for name in block_names(family, slope)}
+        elif prior == "weak":
+            # the abilities' common shift (and the log-slopes' mean) is not identified:
+            # a zero-sum normal leaves it out, so NUTS does not wander along it
+            free = {name: (pm.ZeroSumNormal(name, sigma=WEAK_POOLED_PRIOR[name][1],
+                                            shape=(layout.n_systems,))
+                           if name in ("ability", "log_slope") else
+                           pm.Normal(name, *WEAK_POOLED_PRIOR[name], shape=(sizes[name],)))
+                    for name in block_names(family, slope)}
+        else:
+            raise ValueError(f"unknown prior {prior!r}; expected 'flat' or 'weak'.")
+        # centred, not "the last is minus the sum of the others": every ability stays
+        # within twice its coordinate's box, however many systems there are
+        a = free["ability"] - pt.mean(free["ability"])
+        log_kappa = free["log_concentration"]
+        if family == "grid":
+            log_w = pt.special.log_softmax(free["grid_logits"])
+        else:
+            log_sd = free["log_difficulty_sd"]
+            log_pi = pt.special.log_softmax(pt.concatenate([pt.zeros(1),
+                                                            free["component_logits"]]))
+            dens = (log_pi[None, :] - log_sd[None, :]
+                    - 0.5 * ((t[:, None] - free["difficulty_mean"][None, :])
+                             / pt.exp(log_sd)[None, :]) ** 2)
+            log_w = pt.special.log_softmax(pt.logsumexp(dens, axis=1))
+        if slope:
+            # centred like the abilities: the difficulties' scale is the slopes' geometric mean
+            log_s = free["log_slope"] - pt.mean(free["log_slope"])
+            eta = a[:, None] - pt.exp(log_s)[:, None] * t[None, :]
+            pm.Deterministic("slopes", pt.exp(log_s))
+        else:
+            eta = a[:, None] - t[None, :]
+        kappa = pt.exp(log_kappa)[:, None]
+        alpha = kappa * pt.sigmoid(eta)
+        beta = kappa * pt.sigmoid(-eta)
+        ell = (lc[None, None, :]
+               + pt_betaln(alpha[:, :, None] + py[None, None, :],
+                           beta[:, :, None] + pf[None, None, :])
+               - pt_betaln(alpha, beta)[:, :, None])
+        stacked = ell.dimshuffle(0, 2, 1).reshape((-1, t.shape[0]))
+        task_ll = pt.dot(inc, stacked)
+        pm.Deterministic("abilities", a)
+        pm.Deterministic("concentrations", pt.exp(log_kappa) * pt.ones(n_sys))
+        pm.Deterministic("grid_weights", pt.exp(log_w))
+        pm.Potential("loglik", pt.sum(pt.logsumexp(log_w[None, :] + task_ll, axis=1)))
+    return model
+
+
+@dataclass
+class PooledObjective:
+    """Compiled ``logp`` and gradient of the pooled model, for :func:`passmix.inference.maximize`.
+
+    One per family and process; :meth:`set_data` points it at a panel and a
+    grid of any shape (the model's sizes are symbolic). Hold :attr:`lock`
+    from :meth:`set_data` until the last evaluation on those data.
+    """
+
+    _fn: Any
+    family: str
+    slope: bool = False
+    shared: bool = False
+    blocks: list = field(default_factory=list)
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+    def __post_init__(self) -> None:
+        self._data = {v.name: v for v in self._fn.get_shared()}
+
+    def set_data(self, layout: _Layout, grid: np.ndarray, n_components: int = 1) -> None:
+        """Point the model at a panel, a grid and a number of normals (nothing recompiled)."""
+        values = {"pair_y": layout.pair_y, "pair_failures": layout.pair_f,
+                  "pair_log_comb": layout.pair_log_comb, "incidence": layout.incidence,
+                  "grid": np.asarray(grid, dtype=float)}
+        if self.family != "grid":
+            values["components"] = np.zeros(n_components)
+        for name, value in values.items():
+            var = self._data[name]
+            var.set_value(np.asarray(value, dtype=var.type.dtype))
+        self._layout, self._grid = layout, np.asarray(grid, dtype=float)
+        self.blocks = _blocks(self.family, layout.n_systems, len(grid), n_components, self.slope,
+                              self.shared)
+        self._sizes = [dict(self.blocks).get(name, 0)
+                       for name in block_names(self.family, self.slope)]
+
+    def logp_dlogp(self, z: np.ndarray) -> tuple[float, np.ndarray]:
+        z = np.asarray(z, dtype=float)
+        # one input per free variable, in the model's order
+        parts = np.split(z, np.cumsum(self._sizes)[:-1])
+        logp, grad = self._fn(*parts)
+        return float(logp), np.asarray(grad)
+
+    def negative(self, z: np.ndarray) -> tuple[float, np.ndarray]:
+        logp, grad = self.logp_dlogp(z)
+        return -logp, -grad
+
+    def hessian(self, z: np.ndarray) -> np.ndarray:
+        """Hessian of ``logp``, analytic (:class:`_PooledDerivatives`): 2n compiled
+        gradients of differencing would cost minutes for hundreds of systems."""
+        return -_pooled_derivatives(self._layout, self._grid, self.family, self.blocks,
+                                    np.asarray(z, dtype=float)).information()
+
+    def hessian_by_differences(self, z: np.ndarray) -> np.ndarray:
+        """Hessian by central differences of the compiled gradient (the reference)."""
+        return gradient_hessian(self.logp_dlogp, z)
+
+
+# what the compiled objectives are made from: a change in either is a new cache file
+_POOLED_SOURCES = ("models/pooled/_graph.py", "models/pooled/_layout.py",
+                   "models/pooled/_likelihood.py", "_pytensor.py")
+
+
+def _data_names(family: str) -> tuple[str, ...]:
+    names = ("pair_y", "pair_failures", "pair_log_comb", "incidence", "grid")
+    return names if family == "grid" else (*names, "components")
+
+
+@lru_cache(maxsize=None)
+def _objective(family: str, slope: bool = False, shared: bool = False) -> PooledObjective:
+    """The family's compiled objective: from disk if a process made it before
+    (:func:`passmix._pytensor.cache_path`), which skips importing PyMC and
+    rewriting the graph (most of a warm pooled fit's time)."""
+    path = cache_path(f"pooled-{family}-{int(slope)}{int(shared)}", _POOLED_SOURCES)
+    fn = load_cached(path, _data_names(family))
+    if fn is None:
+        fn = _compile_pooled(family, slope, shared)
+        store_cached(path, fn)
+    return PooledObjective(fn, family, slope, shared)
+
+
+def _compile_pooled(family: str, slope: bool, shared: bool):
+    import_pytensor()
+    import pymc as pm
+
+    # placeholder data of the right ranks; set_data swaps in each panel's
+    dummy = _Layout(2, 1, np.zeros(1), np.ones(1), np.zeros(1), np.ones((1, 2)))
+    model = build_pooled_model(dummy, family, DEFAULT_GRID, slope=slope, shared=shared)
+    if [v.name for v in model.value_vars] != list(block_names(family, slope)):  # pragma: no cover
+        raise RuntimeError("unexpected order of the pooled model's variables")
+    logp = model.logp(jacobian=False)
+    dlogp = model.dlogp(model.free_RVs, jacobian=False)
+    fn = pm.pytensorf.compile(model.value_vars, [logp, dlogp], mode=compile_mode())
+    if {v.name for v in fn.get_shared()} != set(_data_names(family)):  # pragma: no cover
+        raise RuntimeError("unexpected data containers of the pooled model")
+    return fn
+
+
+def get_pooled_objective(layout: _Layout, family: str, grid: np.ndarray,
+                         n_components: int = 1, slope: bool = False,
+                         shared: bool = False) -> PooledObjective:
+    """The family's compiled objective (built once per process), set to `layout` and `grid`."""
+    obj = _objective(family, bool(slope), bool(shared))
+    obj.set_data(layout, grid, n_components)
+    return obj
+
+
+def _layout_loglik(params: np.ndarray, family: str, layout: _Layout, grid: np.ndarray,
+                   n_components: int, slope: bool = False, shared: bool = False) -> float:
+    """The pooled log-likelihood of `layout`'s tasks at `params`."""
+    objective = _objective(family, bool(slope), bool(shared))
+    with objective.lock:
+        objective.set_data(layout, grid, n_components)
+        return objective.logp_dlogp(params)[0]

@@ -1,0 +1,960 @@
+"""The pooled fit's results: :class:`PooledFit` (every system) and :class:`PooledSystem`
+(one), with delta and profile intervals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import betaln, expit, ndtri
+
+from ..._defaults import METRICS, SUMMARY_K
+from ..._validation import check_k, check_level, check_metric
+from ...inference.optimize import at_bound, covariance_from_information
+from ...inference.delta import ConfidenceInterval
+from ...metrics import evaluate_logit, evaluate_metric
+from ...data.panel import Panel
+from ...inference.profile import LikelihoodRegion, region_drop, repair_across_metrics
+from ._graph import PooledObjective, _layout_loglik, get_pooled_objective
+from ._layout import _BOUNDS, _Layout, _blocks, _box, _system_parts, panel_layout, split_blocks
+from ._likelihood import (_CHUNK, _PooledDerivatives, _eta, _log_grid_weights, _lse,
+                          _pooled_derivatives, beta_shapes, task_grid_loglik)
+
+__all__ = ["PROFILE_CELLS", "PooledFit", "PooledSystem", "heldout_loglik"]
+
+
+# -- results ------------------------------------------------------------------------
+@dataclass(frozen=True, repr=False)
+class PooledFit:
+    """A fitted pooled model (:func:`fit_pooled`).
+
+    Attributes
+    ----------
+    panel : Panel
+        The data.
+    family : str
+        The difficulty family chosen (``"grid"`` or ``"normal"``).
+    grid : numpy.ndarray
+        Difficulty grid (logits).
+    abilities, concentrations : numpy.ndarray
+        ``a_i`` (summing to 0) and ``kappa_i``, one per system.
+    grid_weights : numpy.ndarray
+        The fitted difficulty distribution: the mass at each grid point.
+    loglik, bic : float
+        Maximised marginal log-likelihood and its BIC (J tasks as observations).
+    converged : bool
+        L-BFGS-B's verdict on the chosen family's optimum.
+    family_table : pandas.DataFrame
+        Every candidate tried (family, H, concentration, with or without slopes):
+        log-likelihood, parameters counted, AIC, BIC, selected;
+        with ``criterion="heldout"`` also ``heldout_loglik``, the held-out
+        tasks' log-likelihood summed over the folds.
+    params : numpy.ndarray
+        The optimum's free coordinates.
+    n_components : int
+        Normals in the difficulty distribution (1 unless ``max_components``
+        let the criterion choose more; 1 for the grid family).
+    slope : bool
+        Whether the chosen model has per-system slopes (``fit_pooled(slope=...)``).
+    concentration : {"system", "shared"}
+        Whether each system has its own concentration or one is shared by all
+        (``fit_pooled(concentration=...)``); :attr:`concentrations` has one
+        value per system either way.
+    robust : bool
+        Whether intervals are widened where the tasks' own scores vary more than
+        the model's information says (a sandwich check, per system, metric and
+        horizon; :meth:`_inflation`): True by default, since the shared
+        difficulty order is an assumption real systems break. ``replace(fit,
+        robust=False, _cache={})`` gives the model-only intervals.
+    """
+
+    panel: Panel
+    family: str
+    grid: np.ndarray
+    abilities: np.ndarray
+    concentrations: np.ndarray
+    grid_weights: np.ndarray
+    loglik: float
+    bic: float
+    converged: bool
+    family_table: pd.DataFrame
+    params: np.ndarray
+    _layout: _Layout = field(repr=False)
+    n_components: int = 1
+    slope: bool = False
+    concentration: str = "system"
+    robust: bool = True
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # -- the model's quantities ---------------------------------------------------
+    @property
+    def systems(self) -> np.ndarray:
+        """System labels, in the order of :attr:`abilities`."""
+        return self.panel.systems
+
+    @property
+    def slopes(self) -> np.ndarray:
+        """Per-system slopes ``s_i`` (geometric mean 1); all 1 without ``slope=True``."""
+        return np.exp(self._coordinates(self.params)[3])
+
+    def _blocks(self):
+        return _blocks(self.family, self._layout.n_systems, self.grid.size, self.n_components,
+                       self.slope, self.concentration == "shared")
+
+    def _coordinates(self, z: np.ndarray):
+        """Abilities, log-concentrations, log grid weights and log-slopes at coordinates `z`
+        (per system, (I,), but the weights)."""
+        parts = split_blocks(z, self._blocks())
+        a, log_kappa, log_s = _system_parts(parts)
+        return a, log_kappa, _log_grid_weights(self.family, parts, self.grid), log_s
+
+    def task_posterior(self, z: np.ndarray | None = None) -> np.ndarray:
+        """``r[j, g]``: posterior probability that task j's difficulty is ``grid[g]``."""
+        a, log_kappa, log_w, log_s = self._coordinates(self.params if z is None else z)
+        joint = log_w[None, :] + task_grid_loglik(self._layout, a, log_kappa, self.grid, log_s)
+        return np.exp(joint - _lse(joint, axis=1, keepdims=True))
+
+    def _posterior(self, z: np.ndarray | None) -> np.ndarray:
+        """The task posterior at `z`, kept for the optimum (every metric call needs it)."""
+        if z is not None:
+            return self.task_posterior(z)
+        if "posterior" not in self._cache:
+            self._cache["posterior"] = self.task_posterior()
+        return self._cache["posterior"]
+
+    def _pairs(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        """System i's distinct (successes, trials) and the (pairs x tasks) 0/1 membership."""
+        key = ("pairs", i)
+        if key not in self._cache:
+            pairs, codes = np.unique(np.stack([self.panel.successes[i], self.panel.trials[i]]),
+                                     axis=1, return_inverse=True)
+            member = np.zeros((pairs.shape[1], self._layout.n_tasks))
+            member[codes.ravel(), np.arange(self._layout.n_tasks)] = 1.0
+            self._cache[key] = (pairs, member)
+        return self._cache[key]
+
+    def _system_components(self, i: int, z: np.ndarray | None, r: np.ndarray):
+        """System i's components before pruning: weights (pairs, G) and shapes, (pairs, G) each.
+
+        A component's shapes depend on the task only through system i's counts
+        there, so tasks with the same counts pool their posterior weights: at
+        most (m + 1) x G components instead of J x G.
+        """
+        a, log_kappa, _, log_s = self._coordinates(self.params if z is None else z)
+        alpha, beta = beta_shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
+        pairs, member = self._pairs(i)
+        weights = member @ r / r.shape[0]
+        y = pairs[0].astype(float)[:, None]
+        f = (pairs[1] - pairs[0]).astype(float)[:, None]
+        return weights, alpha + y, beta + f
+
+    def _system_mixture(self, i: int, z: np.ndarray | None = None,
+                        r: np.ndarray | None = None, with_mask: bool = False):
+        """System i's per-task posterior Beta components ``(weights, alpha, beta)``."""
+        r = self._posterior(z) if r is None else r
+        weights, alpha, beta = self._system_components(i, z, r)
+        w = weights.ravel()
+        keep = w > 1e-14 * w.max()
+        out = (w[keep] / w[keep].sum(), alpha.ravel()[keep], beta.ravel()[keep])
+        return (*out, keep) if with_mask else out
+
+    def _per_system(self, evaluate, metric: str, k_arr: np.ndarray,
+                    z: np.ndarray | None = None, rows=None) -> np.ndarray:
+        """(len(rows), K) of ``evaluate(metric, w, alpha, beta, k)``, one posterior.
+
+        `rows` are system positions (default all); asking for one system costs
+        one system's evaluation, which is what a per-system interval needs.
+        """
+        r = self._posterior(z)
+        rows = range(self._layout.n_systems) if rows is None else rows
+        out = np.empty((len(rows), k_arr.size))
+        for n, i in enumerate(rows):
+            value = evaluate(metric, *self._system_mixture(i, z, r), k_arr)
+            out[n] = value[0] if isinstance(value, tuple) else value
+        return out
+
+    def _values(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None,
+                rows=None) -> np.ndarray:
+        """(I, K) metric values of every system (or of `rows`)."""
+        return self._per_system(evaluate_metric, metric, k_arr, z, rows)
+
+    def _logits(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None,
+                rows=None) -> np.ndarray:
+        """(I, K) logits of the metric, exact where it underflows or rounds to 1."""
+        return self._per_system(evaluate_logit, metric, k_arr, z, rows)
+
+    def metric(self, metric: str, k) -> pd.DataFrame:
+        """A metric of every system at horizon(s) `k`: one row per system, one column per k.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> rng = np.random.default_rng(0)
+        >>> d = rng.normal(2.0, 1.5, size=60)
+        >>> p = 1 / (1 + np.exp(-(np.array([[-1.0], [0.0], [1.0]]) - d)))
+        >>> panel = passmix.Panel(rng.binomial(5, p), np.full(p.shape, 5), systems=["a", "b", "c"])
+        >>> fit = passmix.fit_pooled(panel, seed=0)
+        >>> table = fit.metric("pass@k", [1, 100])
+        >>> bool((table[100] >= table[1]).all())
+        True
+        """
+        metric = check_metric(metric)
+        k_arr, _ = check_k(k)
+        values = self._values(metric, k_arr)
+        return pd.DataFrame(values, index=pd.Index(self.systems, name="system"),
+                            columns=pd.Index(k_arr, name="k"))
+
+    def system(self, system) -> PooledSystem:
+        """One system's result, with the :class:`~passmix.results.FittedResult` interface."""
+        return PooledSystem(self, self.panel.index(system))
+
+    # -- uncertainty ------------------------------------------------------------------
+    def _derivatives(self) -> _PooledDerivatives:
+        """The analytic derivative pieces at the optimum (kept: several uses need them)."""
+        if "derivatives" not in self._cache:
+            self._cache["derivatives"] = _pooled_derivatives(self._layout, self.grid, self.family,
+                                                             self._blocks(), self.params)
+        return self._cache["derivatives"]
+
+    def _covariance(self) -> np.ndarray:
+        if "cov" not in self._cache:
+            obj = get_pooled_objective(self._layout, self.family, self.grid, self.n_components,
+                                       self.slope, self.concentration == "shared")
+            free = ~at_bound(self.params, _box(self._blocks())).any(axis=1)
+            cov = np.zeros((self.params.size,) * 2)
+            if free.any():
+                # the analytic observed information (2n gradients of differencing cost
+                # minutes for hundreds of systems; this agrees with them to ~1e-6)
+                info = self._derivatives().information()[np.ix_(free, free)]
+                cov[np.ix_(free, free)] = covariance_from_information(
+                    info, null=_unidentified(self._blocks(), free))
+            self._cache["cov"] = cov
+        return self._cache["cov"]
+
+    def _robust_covariance(self) -> np.ndarray:
+        """The sandwich ``C S C``: C the inverse observed information (:meth:`_covariance`),
+        S the sum of the tasks' score outer products (:meth:`_PooledDerivatives.task_scores`)."""
+        if "robust_cov" not in self._cache:
+            cov = self._covariance()
+            scores = self._derivatives().task_scores()
+            free = np.diag(cov) > 0
+            scores[~free] = 0.0
+            self._cache["robust_cov"] = cov @ (scores @ scores.T) @ cov
+        return self._cache["robust_cov"]
+
+    def _inflation(self, metric: str, k: int) -> np.ndarray:
+        """(I,): how much wider the sandwich says each system's metric logit varies than the
+        observed information does, as a variance ratio, at least 1.
+
+        Where the model is wrong (the tasks' difficulty order differs between
+        systems, the difficulty distribution is off) the tasks' own scores
+        vary more than the model's curvature implies; the ratio carries that
+        into the intervals, per system, metric and horizon. It is never
+        taken below 1: where the model fits, the model's information stays.
+        """
+        key = ("inflation", metric, int(k))
+        if key not in self._cache:
+            cov, robust = self._covariance(), self._robust_covariance()
+            grads, _ = self._logit_gradients(metric, np.array([int(k)]), np.diag(cov) > 0)
+            g = grads[:, :, 0]
+            model = np.einsum("ci,cd,di->i", g, cov, g)
+            sandwich = np.einsum("ci,cd,di->i", g, robust, g)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(model > 0, sandwich / model, 1.0)
+            self._cache[key] = np.maximum(np.nan_to_num(ratio, nan=1.0, posinf=1.0), 1.0)
+        return self._cache[key]
+
+    def delta(self, metric: str, k, level: float = 0.95, system=None) -> pd.DataFrame:
+        """Delta-method intervals on the logit scale, per system and horizon.
+
+        The covariance is the inverse observed information of the free
+        coordinates (grid weights driven to their lower bound are held
+        there, as the delta method holds any bounded coordinate). To that
+        parameter variance is added the variance of the benchmark metric
+        given the parameters (each task's own success probability is known
+        only through its posterior; :meth:`_task_variance`), since the metric
+        is one of these tasks; with :attr:`robust` the parameters' part is
+        widened by the sandwich (:meth:`_inflation`). Coverage is checked by
+        simulation in
+        ``benchmarks/coverage_pooled.py`` and ``tests/test_models_pooled.py``.
+        """
+        metric = check_metric(metric)
+        level = check_level(level)
+        k_arr, _ = check_k(k)
+        # every system at once: each perturbed point's task posterior is shared by
+        # all systems, and tables ask for every system in turn (kept per request)
+        key = ("delta", metric, tuple(k_arr.tolist()), level, self.robust)
+        if key not in self._cache:
+            self._cache[key] = self._delta_all(metric, k_arr, level)
+        table = self._cache[key]
+        if system is None:
+            return table.copy()
+        # rows are system-major (labels may be tuples, which pandas will not compare)
+        first = self.panel.index(system) * k_arr.size
+        return table.iloc[first:first + k_arr.size].reset_index(drop=True)
+
+    def _delta_all(self, metric: str, k_arr: np.ndarray, level: float) -> pd.DataFrame:
+        rows = list(range(self._layout.n_systems))
+        cov = self._covariance()
+        from scipy.special import ndtri
+
+        z_crit = ndtri(0.5 + level / 2)
+        base = self._values(metric, k_arr, rows=rows)
+        grads, centre = self._logit_gradients(metric, k_arr, np.diag(cov) > 0)
+        se_logit = np.sqrt(np.maximum(np.einsum("cik,cd,dik->ik", grads, cov, grads), 0.0))
+        if self.robust:
+            se_logit = se_logit * np.sqrt(np.stack([self._inflation(metric, k) for k in k_arr],
+                                                   axis=1))
+        # rounding may put the estimate a hair outside expit of its own logit's interval
+        lower = np.minimum(expit(centre - z_crit * se_logit), base)
+        upper = np.maximum(expit(centre + z_crit * se_logit), base)
+        # The benchmark's metric is over these tasks' own success probabilities, which
+        # stay uncertain given the data even at known parameters: add that variance to
+        # each half-width in quadrature, on the probability scale (on the logit scale
+        # it is divided by M^2, which for a small Pass^k blows up to an interval of ~1)
+        var_tasks = self._task_variance(metric, k_arr)
+        lower, upper = _with_task_spread(base, lower, upper, var_tasks, z_crit)
+        # the se on the probability scale: d expit = M (1 - M) d logit
+        se = np.hypot(base * (1 - base) * se_logit, np.sqrt(var_tasks))
+        return self._table(metric, k_arr, rows, base, se, lower, upper)
+
+    def _table(self, metric, k_arr, rows, base, se, lower, upper) -> pd.DataFrame:
+        labels = self.systems
+        frames = [pd.DataFrame({"system": [labels[i]] * k_arr.size, "metric": metric, "k": k_arr,
+                                "estimate": base[n], "se": se[n], "lower": lower[n],
+                                "upper": upper[n]}) for n, i in enumerate(rows)]
+        return pd.concat(frames, ignore_index=True)
+
+    def profile(self, metric: str, k, level: float = 0.95, system=None) -> pd.DataFrame:
+        """Profile-likelihood intervals, per system and horizon.
+
+        The model part of each interval is the smallest and largest value of
+        the system's metric over the parameters whose log-likelihood is within
+        ``chi2(1).ppf(level) / 2`` of the maximum: every other coordinate (the
+        difficulty distribution, the concentrations, the other abilities) is
+        profiled out (:class:`passmix.inference.profile.LikelihoodRegion`). Unlike the
+        delta method this reaches in from a bound: an ability the data push to
+        its bound (a system that solved nothing) still gets an upper end where
+        the shared difficulty distribution stops it. As in :meth:`delta`, the
+        spread of the benchmark metric over these tasks given the parameters
+        is then added (:func:`_with_task_spread`). With :attr:`robust` the
+        region's cut is widened by the sandwich's ratio for that system,
+        metric and horizon (:meth:`_inflation`). ``se`` is the delta
+        method's. Coverage on real data: ``docs/results/pooled_intervals.md``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> rng = np.random.default_rng(0)
+        >>> d = rng.normal(2.0, 1.5, size=60)
+        >>> p = 1 / (1 + np.exp(-(np.array([[-1.0], [0.0], [1.0]]) - d)))
+        >>> panel = passmix.Panel(rng.binomial(5, p), np.full(p.shape, 5), systems=["a", "b", "c"])
+        >>> fit = passmix.fit_pooled(panel, seed=0)
+        >>> table = fit.profile("pass@k", [1, 100], system="b")
+        >>> bool((table["lower"] < table["estimate"]).all() and
+        ...      (table["estimate"] < table["upper"]).all())
+        True
+        """
+        metric = check_metric(metric)
+        level = check_level(level)
+        k_arr, _ = check_k(k)
+        rows = (range(self._layout.n_systems) if system is None
+                else [self.panel.index(system)])
+        delta = self.delta(metric, k_arr, level)
+        parts = []
+        for i in rows:
+            key = ("profile", metric, tuple(k_arr.tolist()), level, i, self.robust)
+            if key not in self._cache:
+                self._cache[key] = self._profile_system(metric, k_arr, level, i)
+            parts.append(self._cache[key])
+        first = [i * k_arr.size for i in rows]
+        take = np.concatenate([np.arange(f, f + k_arr.size) for f in first])
+        table = delta.iloc[take].reset_index(drop=True)
+        table["lower"] = np.concatenate([lo for lo, _ in parts])
+        table["upper"] = np.concatenate([hi for _, hi in parts])
+        return table
+
+    def _profile_system(self, metric: str, k_arr: np.ndarray, level: float, i: int):
+        """System i's profile ends (with the tasks' spread) at every horizon."""
+        lower, upper = np.empty(k_arr.size), np.empty(k_arr.size)
+        # at k = 1 every metric is the mean: searched once for all three
+        one = k_arr == 1
+        for part, name in ((one, "pass@k"), (~one, metric)):
+            if part.any():
+                key = ("profile-model", name, tuple(k_arr[part].tolist()), level, i,
+                       self.robust)
+                if key not in self._cache:
+                    self._cache[key] = self._model_ends(name, k_arr[part], level, i)
+                lower[part], upper[part] = self._cache[key]
+        base = self._values(metric, k_arr, rows=[i])[0]
+        lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
+        z_crit = ndtri(0.5 + level / 2)
+        var_tasks = self._task_variance(metric, k_arr, rows=[i])[0]
+        lower, upper = _with_task_spread(base, lower, upper, var_tasks, z_crit)
+        lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
+        for arr in (lower, upper):
+            arr.flags.writeable = False
+        return lower, upper
+
+    def _model_ends(self, metric: str, k_arr: np.ndarray, level: float, i: int):
+        """The smallest and largest value of system i's metric over the likelihood region
+        (widened by the sandwich's :meth:`_inflation` with :attr:`robust`), per horizon."""
+        if not self.robust:
+            return self._region_ends(metric, k_arr, level, i, 1.0)
+        lower, upper = np.empty(k_arr.size), np.empty(k_arr.size)
+        for n, k in enumerate(k_arr):
+            scale = float(self._inflation(metric, k)[i])
+            lower[n], upper[n] = (e[0] for e in self._region_ends(metric, k_arr[n:n + 1], level,
+                                                                  i, scale))
+        return lower, upper
+
+    def _region_ends(self, metric: str, k_arr: np.ndarray, level: float, i: int,
+                     scale: float):
+        """Extremes of system i's metric over the region whose drop is `scale` times the
+        chi-square's."""
+        objective = get_pooled_objective(self._layout, self.family, self.grid,
+                                         self.n_components, self.slope,
+                                         self.concentration == "shared")
+        all_coordinates = np.ones(self.params.size, dtype=bool)
+        with objective.lock:
+            objective.set_data(self._layout, self.grid, self.n_components)
+            region = self._region(objective, level, scale)
+            sliced = region.objective
+
+            def logit(x, t):
+                grads, centre = self._logit_gradients(metric, np.array([t]), all_coordinates,
+                                                      sliced.full(x), rows=[i])
+                return float(centre[0, 0]), sliced.T.T @ grads[:, 0, 0]
+
+            def value(x, t):
+                return float(self._values(metric, np.array([t]), sliced.full(x), rows=[i])[0, 0])
+
+            def batch(xs, t):
+                return np.array([self._logits(metric, np.array([t]), sliced.full(x),
+                                              rows=[i])[0, 0] for x in xs])
+
+            lower, upper, _ = region.extremes(logit, value, k_arr, batch)
+        return lower, upper
+
+    def _region(self, objective: PooledObjective, level: float, scale: float = 1.0
+                ) -> LikelihoodRegion:
+        """The likelihood region at `level` in the identified coordinates, built once.
+
+        The abilities (and log-slopes, and the grid's logits) enter the
+        likelihood up to a common shift, so one coordinate of each such block
+        is taken out (:func:`_profile_coordinates`); the region is searched in
+        the others. The likelihood has one optimum in all the fits seen, so
+        the searches start from the estimate's own spread only, fewer than the
+        mixture's.
+        """
+        key = ("region", level, scale)
+        if key not in self._cache:
+            blocks = self._blocks()
+            box = _box(blocks)
+            x_hat, T, P, box_x = _profile_coordinates(blocks, self.params, box)
+            search = _Affine(objective, self.params, x_hat, T)
+            # a held relative ability moves its system's logit one for one: searched as is
+            region = LikelihoodRegion(search, x_hat, self.loglik - scale * region_drop(level),
+                                      P @ self._covariance() @ P.T, box_x,
+                                      held_logistic=self.family == "grid" or self.slope)
+            region.n_starts, region.n_far, region.n_polish, region.max_restarts = 1, 0, 1, 1
+            region.use_spread, region.ray_tol = False, 1e-3
+            region.polish_options = {"maxiter": 60, "ftol": 1e-8}
+            self._cache[key] = region
+        region = self._cache[key]
+        region.objective.objective = objective
+        return region
+
+    def _task_variance(self, metric: str, k_arr: np.ndarray, rows=None) -> np.ndarray:
+        """(I, K) variance of each system's benchmark metric given the data, at the optimum.
+
+        Task j's success probability has a posterior (a mixture over the grid
+        of Beta components); the benchmark metric averages a function ``g``
+        of it over the J tasks, so its variance is ``sum_j Var_j(g) / J^2``.
+        Pass@k and Pass^k have ``Var(g)`` in closed form from Beta moments
+        (``E[(1 - p)^n]`` at ``n = k, 2k``; ``E[p^n]`` likewise). AUC@k
+        averages Pass@h over ``h <= k``, so its standard deviation per task is
+        at most the average of theirs: that bound is used, the average taken
+        over at most 24 log-spaced horizons (trapezoid rule).
+        """
+        r = self._posterior(None)
+        a, log_kappa, _, log_s = self._coordinates(self.params)
+        n_tasks = r.shape[0]
+        rows = range(self._layout.n_systems) if rows is None else rows
+        out = np.empty((len(rows), k_arr.size))
+        for n, i in enumerate(rows):
+            alpha, beta = beta_shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
+            pairs, member = self._pairs(i)
+            codes = np.argmax(member, axis=0)
+            a_c = alpha + pairs[0][:, None]                  # (pairs, G)
+            b_c = beta + (pairs[1] - pairs[0])[:, None]
+            base_ln = betaln(a_c, b_c)
+
+            def task_sd(h: np.ndarray, pass_hat: bool) -> np.ndarray:
+                """(J, len(h)) posterior sd of g over each task, for horizons h."""
+                h = h.astype(float)[None, None, :]
+                if pass_hat:
+                    m1 = np.exp(betaln(a_c[..., None] + h, b_c[..., None]) - base_ln[..., None])
+                    m2 = np.exp(betaln(a_c[..., None] + 2 * h, b_c[..., None])
+                                - base_ln[..., None])
+                else:
+                    m1 = np.exp(betaln(a_c[..., None], b_c[..., None] + h) - base_ln[..., None])
+                    m2 = np.exp(betaln(a_c[..., None], b_c[..., None] + 2 * h)
+                                - base_ln[..., None])
+                e1 = np.einsum("jg,jgk->jk", r, m1[codes])
+                e2 = np.einsum("jg,jgk->jk", r, m2[codes])
+                return np.sqrt(np.maximum(e2 - e1 ** 2, 0.0))
+
+            if metric == "auc@k":
+                sds = np.empty((n_tasks, k_arr.size))
+                for c, kv in enumerate(k_arr):
+                    h = np.unique(np.geomspace(1, kv, num=min(int(kv), 24)).round()).astype(int)
+                    sd_h = task_sd(h, False)
+                    sds[:, c] = (sd_h[:, 0] if h.size == 1 else
+                                 np.trapezoid(sd_h, h, axis=1) / max(h[-1] - h[0], 1))
+            else:
+                sds = task_sd(k_arr, metric == "pass^k")
+            out[n] = (sds ** 2).sum(axis=0) / n_tasks ** 2
+        return out
+
+    def _logit_gradients(self, metric: str, k_arr: np.ndarray, active: np.ndarray,
+                         z: np.ndarray | None = None, rows=None):
+        """(C, len(rows), K) gradients of the systems' metric logits in the free coordinates,
+        and the logits, (len(rows), K), at coordinates `z` (the optimum by default).
+
+        System i's metric is a function of its component weights (the task
+        posterior, which every coordinate moves) and its component shapes
+        (which only its own ability, concentration and slope move, and, through
+        the centring of abilities and slopes, the others').
+        :func:`~passmix.metrics.evaluate_logit` gives the gradient in both, and
+        the posterior's own derivative is analytic
+        (:meth:`_PooledDerivatives.posterior_contraction`): nothing is
+        differenced, and the cost is a few matrix products over (task, grid).
+        `rows` are system positions (default all).
+        """
+        n_sys = self._layout.n_systems
+        rows = list(range(n_sys)) if rows is None else list(rows)
+        at = self.params if z is None else np.asarray(z, dtype=float)
+        derivatives = (self._derivatives() if z is None else
+                       _pooled_derivatives(self._layout, self.grid, self.family, self._blocks(),
+                                           at, second=False))
+        r0 = self._posterior(None) if z is None else derivatives.r
+        a, log_kappa, _, log_s = self._coordinates(at)
+        eta = _eta(a, self.grid, log_s)
+        kappa = np.exp(log_kappa)[:, None]
+        d_eta = kappa * expit(eta) * expit(-eta)            # d alpha / d eta = -d beta / d eta
+        # d eta / d log s_i = -s_i d
+        d_eta_log_s = -np.exp(log_s)[:, None] * self.grid[None, :]
+        prior_alpha, prior_beta = beta_shapes(a, log_kappa, self.grid, log_s)
+        starts = dict(zip([name for name, _ in self._blocks()],
+                          np.cumsum([0] + [size for _, size in self._blocks()])))
+        shared = self.concentration == "shared"
+        centre = np.empty((len(rows), k_arr.size))
+        by_weight, direct = [], np.zeros((at.size, len(rows), k_arr.size))
+        for n, i in enumerate(rows):
+            w, alpha, beta, keep = self._system_mixture(i, z, r0, with_mask=True)
+            centre[n], (gw, ga, gb) = evaluate_logit(metric, w, alpha, beta, k_arr)
+            n_pairs = keep.size // self.grid.size
+            full = np.zeros((k_arr.size, keep.size))
+            full[:, keep] = gw  # d logit / d weight (the kept weights sum to 1 to ~1e-14)
+            by_weight.append(full.reshape(k_arr.size, n_pairs, self.grid.size))
+            # the shapes' own dependence: alpha_c = alpha_g + y, beta_c = beta_g + f
+            g_of = np.tile(np.arange(self.grid.size), n_pairs)[keep]
+            d_ability = ga @ d_eta[i, g_of] - gb @ d_eta[i, g_of]
+            d_log_kappa = ga @ prior_alpha[i, g_of] + gb @ prior_beta[i, g_of]
+            # abilities (and log-slopes) are the free coordinates minus their mean
+            direct[:n_sys, n] -= d_ability / n_sys
+            direct[i, n] += d_ability
+            direct[starts["log_concentration"] + (0 if shared else i), n] = d_log_kappa
+            if self.slope:
+                d_eta_s = d_eta[i, g_of] * d_eta_log_s[i, g_of]
+                d_log_s = ga @ d_eta_s - gb @ d_eta_s
+                first = starts["log_slope"]
+                direct[first:first + n_sys, n] -= d_log_s / n_sys
+                direct[first + i, n] += d_log_s
+        grads = direct
+        # the weights' part: d logit / d weight of system i's component (pair, g) is
+        # by_weight[i]; the weight is its tasks' posterior mass / J, whose derivative
+        # is analytic (PooledDerivatives.posterior_contraction)
+        n_tasks = self._layout.n_tasks
+        per_chunk = max(1, _CHUNK // max(1, k_arr.size * n_tasks * self.grid.size))
+        for first in range(0, len(rows), per_chunk):
+            chunk = range(first, min(first + per_chunk, len(rows)))
+            weights = np.concatenate([
+                by_weight[n][:, np.argmax(self._pairs(rows[n])[1], axis=0), :] / n_tasks
+                for n in chunk])                                  # (len(chunk) * K, J, G)
+            part = derivatives.posterior_contraction(weights)    # (n, len(chunk) * K)
+            grads[:, first:first + len(chunk)] += part.reshape(at.size, len(chunk),
+                                                               k_arr.size)
+        grads[~active] = 0.0
+        return grads, centre
+
+    # -- reporting ----------------------------------------------------------------------
+    def summary(self, k=SUMMARY_K, level: float = 0.95, *, method: str | None = None
+                ) -> pd.DataFrame:
+        """Every system's metrics at horizons `k` with intervals.
+
+        Parameters
+        ----------
+        k : int or sequence of int, default (1, 10, 100, 1000)
+            Horizons.
+        level : float, default 0.95
+            Confidence level.
+        method : {"profile", "delta"}, optional
+            Interval method (:meth:`profile`, :meth:`delta`). Profile ends are
+            then widened where needed to obey every ordering of the metrics
+            (:func:`passmix.inference.profile.repair_across_metrics`). By default
+            profile for panels of at most :data:`PROFILE_CELLS` cells; beyond
+            (a profile costs a search over every system's coordinates per
+            system, end and horizon: about two minutes a system at 43 x 400),
+            delta, but profile still for the systems whose ability sits on its
+            bound (:attr:`on_bound`), whose delta interval says nothing.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per system, metric and horizon: ``system, metric, k,
+            estimate, se, lower, upper``.
+        """
+        return self._summary(k, level, _interval_method(method), range(self._layout.n_systems))
+
+    def _method_for(self, i: int, method: str | None) -> str:
+        """The interval method system i gets when `method` is asked (None: the default)."""
+        if method is not None:
+            return method
+        small = self._layout.n_systems * self._layout.n_tasks <= PROFILE_CELLS
+        return "profile" if small or self.systems[i] in self.on_bound else "delta"
+
+    def _summary(self, k, level: float, method: str | None, rows) -> pd.DataFrame:
+        k_arr, _ = check_k(k)
+        level = check_level(level)
+        frames = []
+        for i in rows:
+            label = self.systems[i]
+            if self._method_for(i, method) == "profile":
+                tables = {m: self.profile(m, k_arr, level, system=label) for m in METRICS}
+                ends = repair_across_metrics({m: (k_arr, t["estimate"].to_numpy(),
+                                                  t["lower"].to_numpy(), t["upper"].to_numpy())
+                                              for m, t in tables.items()})
+                for m, t in tables.items():
+                    t["lower"], t["upper"] = ends[m]
+            else:
+                tables = {m: self.delta(m, k_arr, level, system=label) for m in METRICS}
+            frames += list(tables.values())
+        return pd.concat(frames, ignore_index=True)
+
+    @property
+    def on_bound(self) -> list:
+        """Systems whose ability the fit drove to a bound (no success, or no failure, seen).
+
+        Their metrics are the model's limit there: with no success seen the
+        estimate is ~0 and only the shared difficulty distribution, through the
+        profile's upper ends, bounds how large they could be.
+        """
+        # the likelihood rises toward infinite ability for such a system, so its optimum
+        # is the box's bound, wherever the rest of the fit sits
+        y, m = self.panel.successes.sum(axis=1), self.panel.trials.sum(axis=1)
+        return [self.systems[i] for i in np.flatnonzero((m > 0) & ((y == 0) | (y == m)))]
+
+    def systems_table(self) -> pd.DataFrame:
+        """Abilities, concentrations (slopes) and observed success rates, one row per system."""
+        y, m = self.panel.successes, self.panel.trials
+        table = pd.DataFrame({"ability": self.abilities, "concentration": self.concentrations,
+                              "tasks_run": (m > 0).sum(1),
+                              "success_rate": y.sum(1) / np.maximum(m.sum(1), 1)},
+                             index=pd.Index(self.systems, name="system"))
+        if self.slope:
+            table.insert(2, "slope", self.slopes)
+        return table
+
+    def info(self) -> dict[str, Any]:
+        """Estimator, difficulty family, log-likelihood, BIC and convergence."""
+        return {"estimator": "pooled", "family": self.family,
+                "n_components": self.n_components, "slope": self.slope,
+                "concentration_model": self.concentration, "loglik": self.loglik,
+                "bic": self.bic, "converged": self.converged,
+                "n_systems": self._layout.n_systems, "n_tasks": self._layout.n_tasks,
+                "on_bound": self.on_bound, "robust": self.robust}
+
+    def __repr__(self) -> str:
+        i, j = self.panel.shape
+        status = "converged" if self.converged else "NOT converged"
+        slope = ", slope=True" if self.slope else ""
+        return (f"PooledFit(family={self.family!r}{slope}, "
+                f"concentration={self.concentration!r}, systems={i}, tasks={j}, "
+                f"loglik={self.loglik:.3f}, BIC={self.bic:.3f}, {status})")
+
+
+def _unidentified(blocks, free: np.ndarray) -> np.ndarray:
+    """Directions in the free coordinates along which the likelihood does not move.
+
+    The abilities and the log-slopes enter centred, so a common shift of
+    either block changes nothing (when every coordinate of the block is
+    free; one held on its bound pins the shift). The grid's weights are a
+    softmax, so a common shift of its free logits changes nothing but the
+    share of the points held at the lower bound, which is below e^-40.
+    Returns shape ``(r, free.sum())``.
+    """
+    out, start = [], 0
+    for name, size in blocks:
+        part = free[start:start + size]
+        if name in ("ability", "log_slope", "grid_logits") and size > 1 and part.sum() > 1 \
+                and (name == "grid_logits" or part.all()):
+            direction = np.zeros(free.size)
+            direction[start:start + size] = part
+            out.append(direction[free])
+        start += size
+    return np.array(out).reshape(len(out), int(free.sum()))
+
+
+def _with_task_spread(base: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                      var_tasks: np.ndarray, z_crit: float) -> tuple[np.ndarray, np.ndarray]:
+    """Widen the model's ends by the spread of the benchmark metric over these tasks.
+
+    Given the parameters, the benchmark metric (an average over these J
+    tasks of a function of each task's success probability) still varies
+    with variance `var_tasks`. Each end is moved out by the two offsets in
+    quadrature on a log scale: the lower end on ``log M``, the upper on
+    ``log(1 - M)``, the task part being the quantile of a log-normal with the
+    metric's mean and variance. Near 1/2 this is the probability-scale
+    quadrature; near 0 (or 1) the end stays inside (0, 1), where the
+    probability scale would cut it to 0 whenever one task carries the metric
+    (a system with one success seen).
+    """
+    base = np.asarray(base, dtype=float)
+    lower = np.minimum(np.asarray(lower, dtype=float), base)
+    upper = np.maximum(np.asarray(upper, dtype=float), base)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # the lower end on log M (log-normal task spread), exact for M far below 1
+        sigma2 = np.log1p(var_tasks / base ** 2)
+        task = np.nan_to_num(0.5 * sigma2 + z_crit * np.sqrt(sigma2), posinf=np.inf)
+        model = np.log(base) - np.log(np.maximum(lower, 0.0))
+        moved = base * np.exp(-np.hypot(np.nan_to_num(model, nan=0.0), task))
+        new_lower = np.where(base > 0, np.minimum(moved, lower), lower)
+        # the upper end on log(1 - M), written through log1p / expm1 so that an end a
+        # hair above a tiny M (Pass^k at large k) keeps its distance from M
+        comp = 1.0 - base
+        sigma2 = np.log1p(var_tasks / comp ** 2)
+        task = np.nan_to_num(0.5 * sigma2 + z_crit * np.sqrt(sigma2), posinf=np.inf)
+        model = np.log1p(-base) - np.log1p(-np.minimum(upper, 1.0))
+        step = -np.expm1(-np.hypot(np.nan_to_num(model, nan=0.0), task))
+        new_upper = np.where(comp > 0, np.maximum(base + comp * step, upper), upper)
+    return np.clip(new_lower, 0.0, base), np.clip(new_upper, base, 1.0)
+
+
+def _profile_coordinates(blocks, params: np.ndarray, box: np.ndarray):
+    """Identified coordinates ``x`` for the profile's search, ``z = z_hat + T (x - x_hat)``.
+
+    The abilities enter the likelihood centred, a common shift of them changes
+    nothing. Without slopes, for the normal family, the search coordinates are
+    each system's ability relative to the first normal's mean, ``b_i = a_i -
+    mu_1``, and the other normals' offsets from it: one system's metric then
+    moves with one coordinate, where in the fit's coordinates raising one
+    ability lowers the others' (they sum to 0) and the difficulties must follow.
+    A system whose ability the fit held on its bound keeps that bound in
+    ``b``, so the search reaches in from it. Otherwise (the grid, slopes) one
+    coordinate of each block that enters up to a shift is pinned at its
+    estimate instead, the one farthest inside its bounds (the grid's largest
+    logit).
+
+    Returns ``(x_hat, T, P, box_x)``: ``P`` maps a covariance of z to one of
+    x (``cov_x = P cov_z P'``; ``P T = I``).
+    """
+    names = [name for name, _ in blocks]
+    starts = dict(zip(names, np.cumsum([0] + [size for _, size in blocks])))
+    sizes = dict(blocks)
+    n = params.size
+    if "difficulty_mean" in sizes and "log_slope" not in sizes:
+        n_sys, n_comp = sizes["ability"], sizes["difficulty_mean"]
+        ability = starts["ability"] + np.arange(n_sys)
+        means = starts["difficulty_mean"] + np.arange(n_comp)
+        rest = np.setdiff1d(np.arange(n), np.concatenate([ability, means]))
+        # x: b (I), offsets (H - 1), then every other coordinate as it is
+        n_x = n - 1
+        P = np.zeros((n_x, n))
+        T = np.zeros((n, n_x))
+        centre = np.eye(n_sys) - 1.0 / n_sys
+        P[:n_sys, ability] = centre
+        P[:n_sys, means[0]] = -1.0
+        T[np.ix_(ability, np.arange(n_sys))] = centre
+        T[means[0], :n_sys] = -1.0 / n_sys
+        for h in range(1, n_comp):
+            P[n_sys + h - 1, means[h]], P[n_sys + h - 1, means[0]] = 1.0, -1.0
+            T[means[h], :n_sys] = -1.0 / n_sys
+            T[means[h], n_sys + h - 1] = 1.0
+        others = n_sys + n_comp - 1 + np.arange(rest.size)
+        P[others, rest] = 1.0
+        T[rest, others] = 1.0
+        x_hat = P @ params
+        box_x = np.empty((n_x, 2))
+        b_hat = x_hat[:n_sys]
+        box_x[:n_sys, 0] = np.minimum(-_B_RANGE, b_hat - 10.0)
+        box_x[:n_sys, 1] = np.maximum(_B_RANGE, b_hat + 10.0)
+        held = at_bound(params[ability], box[ability])
+        box_x[:n_sys, 0] = np.where(held[:, 0], b_hat, box_x[:n_sys, 0])
+        box_x[:n_sys, 1] = np.where(held[:, 1], b_hat, box_x[:n_sys, 1])
+        width = np.diff(_BOUNDS["difficulty_mean"])[0]
+        box_x[n_sys:n_sys + n_comp - 1] = (-width, width)
+        box_x[others] = box[rest]
+        return x_hat, T, P, box_x
+    keep = np.ones(n, dtype=bool)
+    for name, size in blocks:
+        if name in ("ability", "log_slope", "grid_logits") and size > 1:
+            part = slice(starts[name], starts[name] + size)
+            room = np.minimum(params[part] - box[part, 0], box[part, 1] - params[part])
+            pick = np.argmax(params[part] if name == "grid_logits" else room)
+            keep[starts[name] + int(pick)] = False
+    T = np.eye(n)[:, keep]
+    return params[keep], T, T.T, box[keep]
+
+
+#: Panels of at most this many cells (systems x tasks) get profile intervals by default
+#: (the bundled example has 896, and its 7 systems take about 25 s); larger ones delta
+#: intervals, but profile for the systems on a bound (PooledFit.summary).
+PROFILE_CELLS = 2000
+
+
+# the relative abilities' range in the profile's search (logits of success at the
+# mean difficulty)
+_B_RANGE = 35.0
+
+
+@dataclass
+class _Affine:
+    """An objective in coordinates x with ``z = z_hat + T (x - x_hat)``."""
+
+    objective: Any
+    z_hat: np.ndarray
+    x_hat: np.ndarray
+    T: np.ndarray
+
+    def full(self, x: np.ndarray) -> np.ndarray:
+        return self.z_hat + self.T @ (np.asarray(x, dtype=float) - self.x_hat)
+
+    def logp_dlogp(self, x: np.ndarray) -> tuple[float, np.ndarray]:
+        logp, grad = self.objective.logp_dlogp(self.full(x))
+        return logp, self.T.T @ np.asarray(grad)
+
+
+@dataclass(frozen=True)
+class PooledSystem:
+    """One system of a :class:`PooledFit`, as a :class:`~passmix.results.FittedResult`."""
+
+    fit: PooledFit
+    index: int
+    #: The interval methods it has; the first is the default.
+    interval_methods = ("profile", "delta")
+
+    @property
+    def name(self):
+        """The system's label."""
+        return self.fit.systems[self.index]
+
+    def metric(self, metric: str, k):
+        """The metric at horizon(s) `k`, averaged over each task's posterior."""
+        metric = check_metric(metric)
+        k_arr, scalar = check_k(k)
+        out = evaluate_metric(metric, *self.fit._system_mixture(self.index), k_arr)
+        return float(out[0]) if scalar else out
+
+    def interval(self, metric: str, k, level: float = 0.95, *, method: str | None = None
+                 ) -> ConfidenceInterval:
+        """Interval at horizon(s) `k`: profile likelihood or delta method (default: as
+        :meth:`PooledFit.summary` chooses)."""
+        method = self.fit._method_for(self.index, _interval_method(method))
+        find = self.fit.profile if method == "profile" else self.fit.delta
+        table = find(metric, k, level, system=self.name)
+        lower, upper = table["lower"].to_numpy(), table["upper"].to_numpy()
+        if np.ndim(k) == 0:
+            return ConfidenceInterval(float(lower[0]), float(upper[0]))
+        return ConfidenceInterval(lower, upper)
+
+    def summary(self, k=SUMMARY_K, level: float = 0.95, *, method: str | None = None
+                ) -> pd.DataFrame:
+        """Metric, k, estimate, se, lower, upper for this system (see :meth:`PooledFit.summary`)."""
+        return self.fit._summary(k, level, _interval_method(method),
+                                 [self.index]).drop(columns="system")
+
+    def status(self) -> str:
+        """One line on convergence and on this system's ability sitting on its bound.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> y = np.array([[0, 0, 0, 0], [2, 1, 3, 0], [4, 2, 5, 1]])
+        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5)), seed=0)
+        >>> fit.system(0).status()
+        'converged; no success seen: ability at its bound, estimates ~0 (the upper ends come from the shared difficulty)'
+        """
+        text = "converged" if self.fit.converged else "NOT converged"
+        if self.name in self.fit.on_bound:
+            y = self.fit.panel.successes[self.index].sum()
+            text += ("; no success seen: ability at its bound, estimates ~0 (the upper ends "
+                     "come from the shared difficulty)" if y == 0 else
+                     "; no failure seen: ability at its bound, estimates ~1 (the lower ends "
+                     "come from the shared difficulty)")
+        return text
+
+    def info(self) -> dict[str, Any]:
+        """The joint fit's info, with this system's ability and concentration (and slope)."""
+        out = {**self.fit.info(), "system": self.name, "status": self.status(),
+               "ability": float(self.fit.abilities[self.index]),
+               "concentration": float(self.fit.concentrations[self.index])}
+        if self.fit.slope:
+            out["slope"] = float(self.fit.slopes[self.index])
+        return out
+
+
+def _interval_method(method: str | None) -> str | None:
+    """The interval method asked for (None: the fit's default, :meth:`PooledFit._method_for`)."""
+    if method is None:
+        return None
+    if method not in ("profile", "delta"):
+        raise ValueError(f"unknown interval method {method!r}; expected 'profile' or 'delta'.")
+    return method
+
+
+def heldout_loglik(fit: PooledFit, panel) -> float:
+    """Marginal log-likelihood of `panel`'s tasks under a fitted pooled model.
+
+    Each task's difficulty is integrated out over the fitted distribution
+    (the grid sum of the fit), with the systems' abilities, concentrations
+    (and slopes) held at the fit's: the score of new tasks under a model
+    fitted to other tasks of the same systems. ``criterion="heldout"`` in
+    :func:`fit_pooled` sums it over folds of tasks.
+
+    Parameters
+    ----------
+    fit : PooledFit
+        The fitted model.
+    panel : Panel
+        Counts of the same systems, in the same order, on the tasks to score.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import passmix
+    >>> from passmix.models.pooled import heldout_loglik
+    >>> rng = np.random.default_rng(1)
+    >>> d = rng.normal(1.0, 2.0, size=100)
+    >>> p = 1 / (1 + np.exp(-(np.array([-1.0, 0.0, 1.0])[:, None] - d[None, :])))
+    >>> y, m = rng.binomial(10, p), np.full(p.shape, 10)
+    >>> fit = passmix.fit_pooled(passmix.Panel(y[:, :80], m[:, :80]), seed=0)
+    >>> score = heldout_loglik(fit, passmix.Panel(y[:, 80:], m[:, 80:]))
+    >>> bool(score < 0)
+    True
+    """
+    if not isinstance(panel, Panel) or panel.shape[0] != fit.panel.shape[0]:
+        raise ValueError(f"panel must be a Panel of the fit's {fit.panel.shape[0]} systems.")
+    return _layout_loglik(fit.params, fit.family, panel_layout(panel), fit.grid, fit.n_components,
+                          fit.slope, fit.concentration == "shared")
