@@ -15,7 +15,8 @@ __all__ = ["attach"]
 
 
 def attach(package: str, names: Mapping[str, Sequence[str]],
-           submodules: Mapping[str, str] | None = None) -> tuple[Callable[[str], object], Callable[[], list[str]], list[str]]:
+           submodules: Mapping[str, str] | None = None
+           ) -> tuple[Callable[[str], object], Callable[[], list[str]], list[str]]:
     """Module ``__getattr__``, ``__dir__`` and ``__all__`` for a lazy package.
 
     Parameters

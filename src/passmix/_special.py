@@ -27,8 +27,10 @@ to 2^63, and so has ``L / d``, which stays finite as ``d -> 0``.
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import betaln, gammaln
 
-__all__ = ["expm1_ratio", "log_binom_ratio", "log_rising_ratio", "log_rising_ratio_per_d", "stirling_tail"]
+__all__ = ["betabinom_logpmf", "expm1_ratio", "log_beta_ratio", "log_binom_ratio", "log_choose",
+           "log_rising_ratio", "log_rising_ratio_per_d", "stirling_tail"]
 
 #: horizons up to this are summed term by term
 EXACT_K = 64
@@ -244,3 +246,55 @@ def log_binom_ratio(a, m, k):
     if ok.any():
         out[ok] = log_rising_ratio(a[ok] - k[ok] + 1.0, m[ok] - a[ok], k[ok])
     return out
+
+
+def log_choose(m, y) -> np.ndarray:
+    """log C(m, y), elementwise, for whole numbers ``0 <= y <= m``.
+
+    Examples
+    --------
+    >>> import math
+    >>> from passmix._special import log_choose
+    >>> bool(abs(log_choose(10, 3) - math.log(120)) < 1e-12)
+    True
+    """
+    m, y = np.asarray(m, dtype=float), np.asarray(y, dtype=float)
+    return gammaln(m + 1.0) - gammaln(y + 1.0) - gammaln(m - y + 1.0)
+
+
+def log_beta_ratio(alpha, beta, successes, failures) -> np.ndarray:
+    """log B(alpha + y, beta + f) / B(alpha, beta): the Beta-binomial log-pmf of y
+    successes and f failures without its binomial coefficient (which does not depend on
+    the shapes), elementwise with broadcasting.
+
+    Pass the failures, not the trials: ``beta + (m - y)`` keeps them exact where
+    ``beta + m - y`` would round a tiny `beta` away.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> from passmix._special import log_beta_ratio, log_choose
+    >>> y, m, a, b = np.array([0, 3, 10]), 10, 0.7, 2.5
+    >>> mine = log_choose(m, y) + log_beta_ratio(a, b, y, m - y)
+    >>> bool(np.allclose(mine, stats.betabinom.logpmf(y, m, a, b)))
+    True
+    """
+    return betaln(np.add(alpha, successes), np.add(beta, failures)) - betaln(alpha, beta)
+
+
+def betabinom_logpmf(successes, trials, alpha, beta) -> np.ndarray:
+    """log P(y successes of m trials) under a Beta(alpha, beta)-binomial, elementwise.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> from passmix._special import betabinom_logpmf
+    >>> bool(np.allclose(betabinom_logpmf(np.arange(6), 5, 2.0, 3.0),
+    ...                  stats.betabinom.logpmf(np.arange(6), 5, 2.0, 3.0)))
+    True
+    """
+    y = np.asarray(successes, dtype=float)
+    m = np.asarray(trials, dtype=float)
+    return log_choose(m, y) + log_beta_ratio(alpha, beta, y, m - y)

@@ -50,18 +50,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 import xarray as xr
-from scipy.special import betaln, gammaln, logsumexp
+from scipy.special import logsumexp
 
+from .._special import log_beta_ratio, log_choose
 from .._pytensor import import_pytensor
 from .._defaults import POSTERIOR_K
 from .._validation import (DegenerateDataWarning, FitWarning, PosteriorWarning, check_k,
-                          check_level, check_metric, check_seed, check_whole)
+                           check_level, check_metric, check_seed, check_whole)
 from ..models.mixture.fit import MixtureFit, fit
 from ..inference.delta import ConfidenceInterval
 from ..metrics import metric_value
 from ..models.mixture.graph import get_sampling_model, pair_data
-from ..models.mixture.parameters import (PARAMETER_BOUNDS, PRIORS, WEAK_PRIOR, bounds, coordinate_blocks,
-                         n_free_parameters)
+from ..models.mixture.parameters import (PARAMETER_BOUNDS, PRIORS, WEAK_PRIOR, bounds,
+                                         coordinate_blocks, n_free_parameters)
 
 if TYPE_CHECKING:
     import arviz as az
@@ -395,9 +396,7 @@ def _mixture_pmf(weights, alpha, beta, m: int) -> np.ndarray:
     with np.errstate(all="ignore"):
         a = np.clip(alpha, 1e-300, 1e300)[..., None]
         b = np.clip(beta, 1e-300, 1e300)[..., None]
-        log_comb = gammaln(m + 1.0) - gammaln(y + 1.0) - gammaln(m - y + 1.0)
-        # (m - y) first: b + m - y rounds to 0 at y = m when b is tiny
-        log_c = log_comb + betaln(a + y, b + (m - y)) - betaln(a, b)
+        log_c = log_choose(m, y) + log_beta_ratio(a, b, y, m - y)
         log_pmf = logsumexp(np.log(weights)[..., None] + log_c, axis=-2)
         pmf = np.exp(log_pmf)
         pmf = np.where(np.isfinite(pmf), pmf, 0.0)

@@ -19,13 +19,13 @@ configurations) and :mod:`~passmix.experiments.sensitivity_report` its report.
 from ._harness import group_id
 from .grids import PAPER_K, PAPER_M, default_k_grid, default_m_grid
 from .repeated import (
-    RepeatedConfig,
-    RepeatedResult,
-    load_repeated,
-    nested_subsets,
-    protocol_methods,
-    run_repeated,
-)
+                       RepeatedConfig,
+                       RepeatedResult,
+                       load_repeated,
+                       nested_subsets,
+                       protocol_methods,
+                       run_repeated,
+                       )
 from .repeated_report import repeated_experiment
 from .report import summary_tables, write_report
 from .scaling import ScalingResult, run_scaling

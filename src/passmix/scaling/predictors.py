@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from scipy import optimize, special
 
-from .._special import log_rising_ratio
+from .._special import log_choose, log_rising_ratio
 from .._validation import DegenerateDataWarning, FitWarning, check_k, check_metric
 from ..data.counts import Counts, as_counts
 from ..estimators.direct import combinatorial_estimate
@@ -155,11 +155,10 @@ def scaled_beta_binomial_logpmf(successes, trials, alpha: float, beta: float,
     True
     """
     s, n = (np.asarray(v, dtype=np.int64) for v in np.broadcast_arrays(successes, trials))
-    log_choose = special.gammaln(n + 1.0) - special.gammaln(s + 1.0) - special.gammaln(n - s + 1.0)
-    log_beta_ratio = special.betaln(s + alpha, beta) - special.betaln(alpha, beta)
+    log_beta = special.betaln(s + alpha, beta) - special.betaln(alpha, beta)
     with np.errstate(divide="ignore"):
         power = np.where(s > 0, s * np.log(theta), 0.0)
-    return log_choose + power + log_beta_ratio + log_scaled_moment(n - s, s + alpha, beta, theta)
+    return log_choose(n, s) + power + log_beta + log_scaled_moment(n - s, s + alpha, beta, theta)
 
 
 # --------------------------------------------------------------------------

@@ -21,9 +21,8 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy import special
 
-from .._special import log_rising_ratio
+from .._special import log_beta_ratio, log_rising_ratio
 from .._validation import check_seed
 
 __all__ = ["AdaptiveSampler", "DynamicSampler", "SAMPLERS", "Sampler", "UniformSampler",
@@ -192,7 +191,7 @@ def _fit_beta(successes: np.ndarray, attempts: np.ndarray) -> tuple[float, float
 
     def nll(z):
         a, b = np.exp(np.clip(z, -12, 12))
-        return -(special.betaln(y + a, m - y + b) - special.betaln(a, b)).sum()
+        return -log_beta_ratio(a, b, y, m - y).sum()
 
     rate = (y.sum() + 0.5) / (m.sum() + 1.0)
     res = optimize.minimize(nll, np.log([rate, 1 - rate]), method="Nelder-Mead",

@@ -38,18 +38,18 @@ from threadpoolctl import threadpool_limits
 from ..._pytensor import import_pytensor
 from ..._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, METRICS, SUMMARY_K
 from ..._validation import (DegenerateDataWarning, FitWarning, check_k, check_level, check_metric,
-                          check_seed, check_whole)
+                            check_seed, check_whole)
 from ...data.counts import Counts, as_counts
 from ...distributions import BetaMixture
 from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, is_stationary, maximize,
-                        observed_covariance, select_by_bic)
+                                   observed_covariance, select_by_bic)
 from ...inference.delta import ConfidenceInterval, DeltaMethodResult, delta_method
 from ...metrics import evaluate_logit, evaluate_logit_value, evaluate_metric
 from .graph import get_objective
 from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_blocks, coordinate_names,
                          n_free_parameters, pack, split_coordinates, unpack, unpack_jacobian)
 from ...inference.profile import (LikelihoodRegion, ProfileResult, profile_interval, region_drop,
-                      repair_across_metrics)
+                                  repair_across_metrics)
 
 __all__ = ["INTERVAL_METHODS", "MAX_COMPONENTS", "MAX_INIT", "OPTIMIZERS", "MixtureFit", "fit"]
 

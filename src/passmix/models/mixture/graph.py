@@ -39,10 +39,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy.special import gammaln
 
 from ..._pytensor import CACHE_ENV  # noqa: F401  (the switch, where it always was)
 from ..._pytensor import cache_path, compile_mode, import_pytensor, load_cached, store_cached
+from ..._special import log_choose
 from ...inference.optimize import gradient_hessian
 from .parameters import (PARAMETER_BOUNDS, PRIORS, WEAK_PRIOR, bounds, coordinate_blocks,
                          coordinate_names, n_free_parameters, pack, split_coordinates, unpack,
@@ -172,7 +172,7 @@ def pair_data(y, m, weight) -> dict[str, np.ndarray]:
     """
     y = np.asarray(y, dtype="int64")
     failures = np.asarray(m, dtype="int64") - y
-    log_comb = gammaln(y + failures + 1.0) - gammaln(y + 1.0) - gammaln(failures + 1.0)
+    log_comb = log_choose(y + failures, y)
     return {"y": y.astype(float), "failures": failures.astype(float),
             "weight": np.asarray(weight, dtype=float), "log_comb": log_comb}
 

@@ -7,11 +7,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln, log_softmax
+from scipy.special import log_softmax
 
+from ..._special import log_choose
 from ...data.panel import Panel
 
-__all__ = ["CONCENTRATIONS", "CRITERIA", "DEFAULT_GRID", "FAMILIES", "WEAK_POOLED_PRIOR", "block_names", "panel_layout", "split_blocks"]
+__all__ = ["CONCENTRATIONS", "CRITERIA", "DEFAULT_GRID", "FAMILIES", "WEAK_POOLED_PRIOR",
+           "block_names", "panel_layout", "split_blocks"]
 
 
 #: Grid of task difficulties (logits): wide enough that a task nobody solves
@@ -89,7 +91,7 @@ def panel_layout(panel: Panel) -> _Layout:
         cell_pair[i, j] = key[(int(y[i, j]), int(m[i, j]))]
         incidence[j, i * n_pairs + cell_pair[i, j]] = 1.0
     py, pm_ = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
-    log_comb = gammaln(pm_ + 1) - gammaln(py + 1) - gammaln(pm_ - py + 1)
+    log_comb = log_choose(pm_, py)
     return _Layout(n_sys, n_tasks, py, pm_ - py, log_comb, incidence, cell_pair)
 
 

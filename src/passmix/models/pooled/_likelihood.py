@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import betaln, expit
+from scipy.special import expit
 
+from ..._special import log_beta_ratio
 from ._layout import _Layout, _system_parts, split_blocks
 
 __all__ = ["beta_shapes", "em_grid_weights", "task_grid_loglik"]
@@ -54,9 +55,8 @@ def task_grid_loglik(layout: _Layout, a, log_kappa, grid, log_slope=None) -> np.
     """``L[j, g]``: log-likelihood of every system's counts on task j if ``d_j = grid[g]``."""
     alpha, beta = beta_shapes(np.asarray(a, float), np.asarray(log_kappa, float), grid,
                           None if log_slope is None else np.asarray(log_slope, float))
-    ell = (layout.pair_log_comb[None, None, :]
-           + betaln(alpha[:, :, None] + layout.pair_y, beta[:, :, None] + layout.pair_f)
-           - betaln(alpha, beta)[:, :, None])                      # (I, G, P)
+    ell = layout.pair_log_comb + log_beta_ratio(alpha[:, :, None], beta[:, :, None],
+                                                layout.pair_y, layout.pair_f)  # (I, G, P)
     stacked = ell.transpose(0, 2, 1).reshape(-1, grid.size)         # (I * P, G)
     return layout.incidence @ stacked
 
