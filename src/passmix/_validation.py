@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-from ._defaults import METRICS
+from ._defaults import INTERVAL_METHODS, METRICS
 
 __all__ = [
     "METRICS",
@@ -18,6 +18,7 @@ __all__ = [
     "FitWarning",
     "PosteriorWarning",
     "K_MAX",
+    "check_interval_method",
     "check_jobs",
     "check_k",
     "check_level",
@@ -64,6 +65,26 @@ def check_metric(metric: str) -> str:
             f"unknown metric {metric!r}; expected one of {', '.join(METRICS)}."
         )
     return _METRIC_ALIASES[key]
+
+
+def check_interval_method(method: object, default: str | None = None, *,
+                          optional: bool = False) -> str | None:
+    """The interval method asked for, lower-cased, or ``ValueError`` naming it.
+
+    None is `default` where `optional` (a result's own default), else an error.
+
+    Examples
+    --------
+    >>> from passmix._validation import check_interval_method
+    >>> check_interval_method("Delta"), check_interval_method(None, "profile", optional=True)
+    ('delta', 'profile')
+    """
+    if method is None and optional:
+        return default
+    if not isinstance(method, str) or method.lower() not in INTERVAL_METHODS:
+        raise ValueError(f"unknown interval method {method!r}; expected one of "
+                         f"{', '.join(INTERVAL_METHODS)}.")
+    return method.lower()
 
 
 #: largest horizon: k is held as a 64-bit integer

@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._defaults import CLI_K, INTERVAL_METHODS, LEVEL, METRICS
-from ._validation import DegenerateDataWarning, FitWarning, check_jobs, check_k, check_level
+from ._defaults import CLI_K, LEVEL, METRICS
+from ._validation import (DegenerateDataWarning, FitWarning, check_interval_method, check_jobs,
+                          check_k, check_level)
 from .data.counts import Counts
 from .estimators.registry import auto_method, get_estimator, resolve_methods, shares_tasks
 from .results import FittedResult
@@ -222,10 +223,7 @@ def estimate_table(
             method_note = f"method auto chose {method}: {why}"
     methods = resolve_methods(method)
     jobs = check_jobs(jobs)
-    if interval is not None and (not isinstance(interval, str)
-                                 or interval.lower() not in INTERVAL_METHODS):
-        raise ValueError(f"unknown interval method {interval!r}; expected one of "
-                         f"{', '.join(INTERVAL_METHODS)}.")
+    check_interval_method(interval, optional=True)
     options = {"seed": seed, "max_components": max_components, "n_init": n_init}
     joint = _joint_results(groups, methods, method, options)
 

@@ -34,7 +34,6 @@ import time
 import warnings
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,7 +41,7 @@ import pandas as pd
 
 from .. import __version__
 from .._defaults import INTERVAL_METHODS, METRICS
-from .._validation import check_k, check_level
+from .._validation import check_interval_method, check_k, check_level
 from ..data.counts import Counts, read_trials
 from ..estimators.direct import combinatorial_estimate
 from ..estimators.registry import get_estimator, shares_tasks
@@ -80,13 +79,6 @@ JOINT_FIT_COLUMNS = ("seed", "m", "method", "interval", "loglik", "bic", "conver
 _PROTOCOL_VERSION = 4
 
 GroupData = Counts | np.ndarray
-
-
-def _interval_iv(interval: Any) -> str:
-    if not isinstance(interval, str) or interval.lower() not in INTERVAL_METHODS:
-        raise ValueError(f"unknown interval method {interval!r}; expected one of "
-                         f"{', '.join(INTERVAL_METHODS)}.")
-    return interval.lower()
 
 
 def _grid_iv(values: Any, name: str) -> tuple[int, ...]:
@@ -626,7 +618,7 @@ def run_repeated(
     config = RepeatedConfig(m=m_grid, k=k_grid, seeds=seeds_iv(seeds), level=level,
                             max_components=positive_int(max_components, "max_components"),
                             n_init=positive_int(n_init, "n_init"),
-                            interval=_interval_iv(interval),
+                            interval=check_interval_method(interval),
                             methods=_methods_iv(methods, labelled))
     jobs = jobs_iv(jobs)
     own = tuple(n for n in config.methods if not get_estimator(n).joint)

@@ -2,7 +2,9 @@
 
 * :mod:`~passmix.plots.fit`: horizon curves, the fitted density, the pooled
   difficulty distribution;
-* :mod:`~passmix.plots.posterior`: traces, ranks, posterior horizons, predictive checks.
+* :mod:`~passmix.plots.posterior`: traces, ranks, posterior horizons, predictive checks;
+* :mod:`~passmix.plots.scaling`: the evaluation loop's trajectory;
+* :mod:`~passmix.plots.sensitivity`: a score's distribution across configurations.
 """
 
 from .._lazy import attach
@@ -11,4 +13,6 @@ __getattr__, __dir__, __all__ = attach(__name__, {
     ".fit": ["METRIC_LABELS", "default_horizons", "get_ax", "plot_difficulty", "plot_horizon",
              "plot_mixture_density"],
     ".posterior": ["plot_posterior_horizon", "plot_ppc_counts", "plot_rank", "plot_trace"],
+    ".scaling": ["plot_evaluation"],
+    ".sensitivity": ["plot_sensitivity"],
 })

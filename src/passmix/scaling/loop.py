@@ -110,23 +110,11 @@ class EvaluationResult:
                               "stopped": self.stopped}])
 
     def plot(self, ax=None, *, truth: float | None = None):
-        """The estimate and its interval against attempts spent (matplotlib Axes)."""
-        import matplotlib.pyplot as plt
+        """The estimate and its interval against attempts spent
+        (:func:`passmix.plots.plot_evaluation`)."""
+        from ..plots.scaling import plot_evaluation
 
-        if ax is None:
-            _, ax = plt.subplots(figsize=(6, 3.5))
-        t = self.trajectory
-        varies = "level" in t and t["level"].nunique() > 1
-        ax.fill_between(t["attempts"], t["lower"], t["upper"], alpha=0.25, color="C0",
-                        label="interval (each look's level)" if varies
-                        else f"{self.level:.0%} interval")
-        ax.plot(t["attempts"], t["estimate"], color="C0", marker=".", label="estimate")
-        if truth is not None:
-            ax.axhline(truth, color="k", ls="--", lw=1, label="truth")
-        ax.set_xlabel("attempts spent")
-        ax.set_ylabel(f"{self.metric} at k = {self.k}")
-        ax.legend(loc="best", fontsize="small")
-        return ax
+        return plot_evaluation(self, ax, truth=truth)
 
     def __repr__(self) -> str:
         lo, hi = self.interval

@@ -28,7 +28,8 @@ from scipy.special import expit, logit, ndtri
 
 from threadpoolctl import threadpool_limits
 
-from .._validation import FitWarning, check_level, check_percentiles, check_seed
+from .._validation import (FitWarning, check_interval_method, check_level, check_percentiles,
+                           check_seed)
 from ..distributions import BetaMixture, mixture_ppf, wasserstein1, wasserstein1_midpoint
 from ..models.mixture.fit import MixtureFit, fit
 from ..models.mixture.graph import get_objective
@@ -180,7 +181,7 @@ class SensitivityResult:
         if np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 100)):
             raise ValueError("percentiles must lie in [0, 100].")
         level = self.level if level is None else check_level(level)
-        method = _method_iv(method)
+        method = check_interval_method(method)
         u = q / 100.0
         if method == "delta":
             self._warn_bound()
@@ -225,7 +226,7 @@ class SensitivityResult:
             index=False)]
         table = pd.DataFrame(rows, columns=["statistic", "estimate", "se", "lower", "upper"]
                              ).set_index("statistic")
-        table.attrs["method"] = _method_iv(method)
+        table.attrs["method"] = check_interval_method(method)
         return table
 
     def compare(self, reference: Any, percentiles: Any = None) -> pd.DataFrame:
@@ -243,51 +244,11 @@ class SensitivityResult:
 
     def plot(self, ax=None, *, reference: Any = None, band: bool = True,
              method: str = "profile"):
-        """Fitted CDF over the empirical CDF of the observed scores, with the quantile band.
+        """Fitted CDF over the empirical CDF of the observed scores, with the quantile band
+        (:func:`passmix.plots.plot_sensitivity`, which takes the same arguments)."""
+        from ..plots.sensitivity import plot_sensitivity
 
-        Parameters
-        ----------
-        ax : matplotlib Axes, optional
-        reference : Configurations or array_like, optional
-            Complete scores to draw as well (dashed).
-        band : bool, default True
-            Shade the pointwise band of the quantile function at :attr:`level`
-            (at the levels 0.02, 0.06, ..., 0.98).
-        method : {"profile", "delta"}, default "profile"
-            Interval method of the band (see :meth:`percentile`).
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-        """
-        from ..plots.fit import get_ax
-
-        ax = get_ax(ax)
-        x = np.linspace(0.0, 1.0, 401)
-        if band:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", FitWarning)
-                table = self.percentile(np.linspace(2.0, 98.0, 25), method=method)
-            ax.fill_betweenx(table["percentile"] / 100.0, table["lower"], table["upper"],
-                             color="C0", alpha=0.2, linewidth=0,
-                             label=f"{self.level:.0%} quantile band ({_method_iv(method)})")
-        ax.plot(x, self.cdf(x), color="C0", label=f"fitted (H = {self.fit.n_components})")
-        observed = self.data.scores()
-        observed = np.sort(observed[np.isfinite(observed)])
-        if observed.size:
-            ax.step(observed, np.arange(1, observed.size + 1) / observed.size, where="post",
-                    color="C1", label=f"observed ({self.data.n_cells} cells)")
-        if reference is not None:
-            ref = reference.scores() if isinstance(reference, Configurations) else reference
-            ref = np.sort(np.asarray(ref, dtype=float))
-            ax.step(ref, np.arange(1, ref.size + 1) / ref.size, where="post", color="k",
-                    linestyle="--", label="reference")
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.set_xlabel("score")
-        ax.set_ylabel("fraction of configurations")
-        ax.legend(loc="lower right", fontsize=8)
-        return ax
+        return plot_sensitivity(self, ax, reference=reference, band=band, method=method)
 
     def __repr__(self) -> str:
         pct = ", ".join(f"p{_fmt(p)}={v:.3f}" for p, v in zip(
@@ -305,12 +266,6 @@ def _mixture_std(w: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     mean = np.sum(w * mu, axis=-1)
     second = np.sum(w * (mu * (1.0 - mu) / (a + b + 1.0) + mu ** 2), axis=-1)
     return np.sqrt(np.maximum(second - mean ** 2, 0.0))
-
-
-def _method_iv(method: str) -> str:
-    if not isinstance(method, str) or method.lower() not in ("profile", "delta"):
-        raise ValueError(f"unknown interval method {method!r}; expected profile or delta.")
-    return method.lower()
 
 
 def _fmt(p: float) -> str:

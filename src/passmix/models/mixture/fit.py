@@ -32,13 +32,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, logit, polygamma
+from scipy.special import logit, polygamma
 from threadpoolctl import threadpool_limits
 
 from ..._pytensor import import_pytensor
 from ..._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, METRICS, SUMMARY_K
-from ..._validation import (DegenerateDataWarning, FitWarning, check_k, check_level, check_metric,
-                            check_seed, check_whole)
+from ..._validation import (DegenerateDataWarning, FitWarning, check_interval_method, check_k,
+                            check_level, check_metric, check_seed, check_whole)
 from ...data.counts import Counts, as_counts
 from ...distributions import BetaMixture
 from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, is_stationary, maximize,
@@ -305,7 +305,7 @@ class MixtureFit:
         scale : {"logit", "identity"}, default "logit"
             Scale of the delta-method interval.
         """
-        method = _method_iv(method)
+        method = check_interval_method(method, INTERVAL_METHODS[0], optional=True)
         res = self.profile(metric, k, level) if method == "profile" else \
             self.delta(metric, k, level, scale=scale)
         if np.ndim(k) == 0:
@@ -370,7 +370,7 @@ class MixtureFit:
             ``attrs["method"]`` names the interval method.
         """
         level = check_level(level)
-        method = _method_iv(method)
+        method = check_interval_method(method, INTERVAL_METHODS[0], optional=True)
         ks = check_k(k)[0]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FitWarning)  # said once below, not per metric
@@ -454,15 +454,6 @@ def _metric_of_coordinates(metric: str, n_components: int):
         return evaluate_logit_value(metric, *unpack(zs, h), np.array([k]))[..., 0]
 
     return logit, value, batch
-
-
-def _method_iv(method: str | None) -> str:
-    if method is None:  # the protocol's "the result's own default"
-        return INTERVAL_METHODS[0]
-    if not isinstance(method, str) or method.lower() not in INTERVAL_METHODS:
-        raise ValueError(f"unknown interval method {method!r}; expected one of "
-                         f"{', '.join(INTERVAL_METHODS)}.")
-    return method.lower()
 
 
 # -- optimisation ------------------------------------------------------------------

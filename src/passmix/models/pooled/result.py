@@ -12,7 +12,7 @@ import pandas as pd
 from scipy.special import betaln, expit, ndtri
 
 from ..._defaults import METRICS, SUMMARY_K
-from ..._validation import check_k, check_level, check_metric
+from ..._validation import check_interval_method, check_k, check_level, check_metric
 from ...inference.optimize import at_bound, covariance_from_information
 from ...inference.delta import ConfidenceInterval
 from ...metrics import evaluate_logit, evaluate_metric
@@ -621,7 +621,7 @@ class PooledFit:
             One row per system, metric and horizon: ``system, metric, k,
             estimate, se, lower, upper``.
         """
-        return self._summary(k, level, _interval_method(method), range(self._layout.n_systems))
+        return self._summary(k, level, check_interval_method(method, optional=True), range(self._layout.n_systems))
 
     def _method_for(self, i: int, method: str | None) -> str:
         """The interval method system i gets when `method` is asked (None: the default)."""
@@ -866,7 +866,7 @@ class PooledSystem:
                  ) -> ConfidenceInterval:
         """Interval at horizon(s) `k`: profile likelihood or delta method (default: as
         :meth:`PooledFit.summary` chooses)."""
-        method = self.fit._method_for(self.index, _interval_method(method))
+        method = self.fit._method_for(self.index, check_interval_method(method, optional=True))
         find = self.fit.profile if method == "profile" else self.fit.delta
         table = find(metric, k, level, system=self.name)
         lower, upper = table["lower"].to_numpy(), table["upper"].to_numpy()
@@ -877,7 +877,7 @@ class PooledSystem:
     def summary(self, k=SUMMARY_K, level: float = 0.95, *, method: str | None = None
                 ) -> pd.DataFrame:
         """Metric, k, estimate, se, lower, upper for this system (see :meth:`PooledFit.summary`)."""
-        return self.fit._summary(k, level, _interval_method(method),
+        return self.fit._summary(k, level, check_interval_method(method, optional=True),
                                  [self.index]).drop(columns="system")
 
     def status(self) -> str:
@@ -909,15 +909,6 @@ class PooledSystem:
         if self.fit.slope:
             out["slope"] = float(self.fit.slopes[self.index])
         return out
-
-
-def _interval_method(method: str | None) -> str | None:
-    """The interval method asked for (None: the fit's default, :meth:`PooledFit._method_for`)."""
-    if method is None:
-        return None
-    if method not in ("profile", "delta"):
-        raise ValueError(f"unknown interval method {method!r}; expected 'profile' or 'delta'.")
-    return method
 
 
 def heldout_loglik(fit: PooledFit, panel) -> float:
