@@ -295,6 +295,23 @@ def test_example_pools_and_says_so():
     assert small["lower"] < 1 / 1280 < small["upper"]
 
 
+
+def test_fit_status_comes_from_the_model_used():
+    """With the pooled model (the default here), attrs["fits"] describes the joint fit."""
+    groups = passmix.read_counts(example_path("math_m10"), group_by="model")
+    table = estimate_table(groups, ["model"], k=[10], interval="delta")
+    joint = passmix.fit_pooled(groups, seed=0)
+    assert table.attrs["fits"].keys() == groups.keys()
+    for key, fit in table.attrs["fits"].items():
+        assert fit["loglik"] == pytest.approx(joint.loglik, abs=1e-6)
+        assert fit["bic"] == pytest.approx(joint.bic, abs=1e-6)
+        assert fit["n_components"] == joint.n_components
+        assert key[0] in fit["status"] or "converged" in fit["status"]
+    mixture = estimate_table(groups, ["model"], k=[10], method=["naive", "mixture"],
+                             interval="delta")
+    for key, fit in mixture.attrs["fits"].items():
+        assert fit["loglik"] == pytest.approx(passmix.fit(groups[key], seed=0).loglik, abs=1e-6)
+
 def test_interval_option():
     profile = records(run("--example", "--k", "1000", "--method", "mixture", "--format", "json"))
     delta = records(run("--example", "--k", "1000", "--interval", "delta", "--method",

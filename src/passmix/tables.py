@@ -152,8 +152,9 @@ def estimate_table(
         null for the direct estimators. The combinatorial estimate is null
         where ``k`` exceeds the smallest number of trials of a task that was
         run. ``attrs["fits"]`` maps each group key to ``{"n_components",
-        "loglik", "bic", "converged", "status"}`` of its mixture fit
-        (``status`` as :meth:`passmix.MixtureFit.status`).
+        "loglik", "bic", "converged", "status"}`` of the first model among
+        `method` that reports them (the mixture or the pooled fit; ``status``
+        as :meth:`passmix.MixtureFit.status`).
 
     Raises
     ------
@@ -275,6 +276,9 @@ def estimate_table(
     return table
 
 
+#: What ``attrs["fits"]`` keeps of a model's ``info()``.
+_FIT_KEYS = ("n_components", "loglik", "bic", "converged", "status")
+
 @dataclass
 class _GroupRows:
     """What one group's estimators gave: rows, the mixture's fit summary, what they said."""
@@ -314,9 +318,8 @@ def _group_work(item: tuple[tuple, Counts], *, methods, joint, options, ks, leve
                 info = result.info()
                 n_comp = info.get("n_components")
                 rows += [{**row, "method": name, "n_components": n_comp} for row in part]
-                if name == "mixture":
-                    fit = {f: info[f] for f in ("n_components", "loglik", "bic", "converged",
-                                                "status")}
+                if fit is None and set(_FIT_KEYS) <= info.keys():  # the first model fitted
+                    fit = {f: info[f] for f in _FIT_KEYS}
                 undefined = ks[[np.isnan(r["estimate"]) for r in part[:ks.size]]]
                 note = getattr(result, "undefined_note", None)
                 if undefined.size and note is not None:

@@ -376,8 +376,8 @@ def _estimate_unit(sub: Counts, unit: _Unit, m: int) -> dict[str, Any]:
                          None if np.isnan(r["lower"]) else r["lower"],
                          None if np.isnan(r["upper"]) else r["upper"]]
                         for r in part if not np.isnan(r["estimate"]))
-            if name == "mixture":
-                table = result.bic_table
+            table = getattr(result, "bic_table", None)  # a model chosen by BIC over H
+            if table is not None and "bic_by_h" not in info:
                 info.update({
                     "n_components": result.n_components, "converged": bool(result.converged),
                     "on_bound": ", ".join(result.on_bound), "loglik": float(result.loglik),
