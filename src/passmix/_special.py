@@ -262,13 +262,15 @@ def log_choose(m, y) -> np.ndarray:
     return gammaln(m + 1.0) - gammaln(y + 1.0) - gammaln(m - y + 1.0)
 
 
-def log_beta_ratio(alpha, beta, successes, failures) -> np.ndarray:
-    """log B(alpha + y, beta + f) / B(alpha, beta): the Beta-binomial log-pmf of y
-    successes and f failures without its binomial coefficient (which does not depend on
-    the shapes), elementwise with broadcasting.
+def log_beta_ratio(alpha, beta, successes, failures, offset=0.0) -> np.ndarray:
+    """``offset + log B(alpha + y, beta + f) / B(alpha, beta)``: the Beta-binomial log-pmf
+    of y successes and f failures without its binomial coefficient (which does not depend
+    on the shapes), elementwise with broadcasting.
 
     Pass the failures, not the trials: ``beta + (m - y)`` keeps them exact where
-    ``beta + m - y`` would round a tiny `beta` away.
+    ``beta + m - y`` would round a tiny `beta` away. `offset` (the log binomial
+    coefficient, where wanted) is added before the second log-beta, in the
+    order the fits' optima were computed in.
 
     Examples
     --------
@@ -280,7 +282,7 @@ def log_beta_ratio(alpha, beta, successes, failures) -> np.ndarray:
     >>> bool(np.allclose(mine, stats.betabinom.logpmf(y, m, a, b)))
     True
     """
-    return betaln(np.add(alpha, successes), np.add(beta, failures)) - betaln(alpha, beta)
+    return (offset + betaln(np.add(alpha, successes), np.add(beta, failures))) - betaln(alpha, beta)
 
 
 def betabinom_logpmf(successes, trials, alpha, beta) -> np.ndarray:
@@ -297,4 +299,4 @@ def betabinom_logpmf(successes, trials, alpha, beta) -> np.ndarray:
     """
     y = np.asarray(successes, dtype=float)
     m = np.asarray(trials, dtype=float)
-    return log_choose(m, y) + log_beta_ratio(alpha, beta, y, m - y)
+    return log_beta_ratio(alpha, beta, y, m - y, log_choose(m, y))

@@ -396,7 +396,7 @@ def _mixture_pmf(weights, alpha, beta, m: int) -> np.ndarray:
     with np.errstate(all="ignore"):
         a = np.clip(alpha, 1e-300, 1e300)[..., None]
         b = np.clip(beta, 1e-300, 1e300)[..., None]
-        log_c = log_choose(m, y) + log_beta_ratio(a, b, y, m - y)
+        log_c = log_beta_ratio(a, b, y, m - y, log_choose(m, y))
         log_pmf = logsumexp(np.log(weights)[..., None] + log_c, axis=-2)
         pmf = np.exp(log_pmf)
         pmf = np.where(np.isfinite(pmf), pmf, 0.0)

@@ -55,8 +55,8 @@ def task_grid_loglik(layout: _Layout, a, log_kappa, grid, log_slope=None) -> np.
     """``L[j, g]``: log-likelihood of every system's counts on task j if ``d_j = grid[g]``."""
     alpha, beta = beta_shapes(np.asarray(a, float), np.asarray(log_kappa, float), grid,
                           None if log_slope is None else np.asarray(log_slope, float))
-    ell = layout.pair_log_comb + log_beta_ratio(alpha[:, :, None], beta[:, :, None],
-                                                layout.pair_y, layout.pair_f)  # (I, G, P)
+    ell = log_beta_ratio(alpha[:, :, None], beta[:, :, None], layout.pair_y, layout.pair_f,
+                         layout.pair_log_comb)                       # (I, G, P)
     stacked = ell.transpose(0, 2, 1).reshape(-1, grid.size)         # (I * P, G)
     return layout.incidence @ stacked
 
