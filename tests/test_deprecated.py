@@ -60,3 +60,12 @@ def test_importing_a_layer_does_not_import_pymc():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout.split()
     assert out == ["False"]
+
+
+@pytest.mark.parametrize("old, name", [("passmix.pooled_posterior", "sample_pooled"),
+                                       ("passmix.posterior_plots", "plot_trace")])
+def test_bayes_and_plot_aliases_reach_their_functions(old, name):
+    sys.modules.pop(old, None)
+    with pytest.warns(DeprecationWarning, match=old):
+        alias = importlib.import_module(old)
+    assert getattr(alias, name) is getattr(importlib.import_module(MOVED[old]), name)
