@@ -427,3 +427,96 @@ class TestFoundCases:
         row = table[(table["metric"] == "pass@k") & (table["k"] == 10)].iloc[0]
         lo, hi = grid_extremes(counts, "pass@k", 10, fit.loglik)
         assert abs(row["upper"] - hi) < 1e-3 and abs(row["lower"] - lo) < 1e-3
+
+
+class _Quadratic:
+    """``-x' A x / 2``: its region at ``-c`` is the ellipse ``x' A x <= 2c``."""
+
+    def __init__(self, precision):
+        self.precision = np.asarray(precision, dtype=float)
+        self.calls = 0
+
+    def logp_dlogp(self, z):
+        self.calls += 1
+        g = self.precision @ z
+        return -0.5 * float(z @ g), -g
+
+
+class TestRegionEngine:
+    """The search's parts against closed forms: the ray's edge, a linear function's
+    extremes over an ellipse (``c'x +- sqrt(2 drop c' A^-1 c)``), the lower-end floor."""
+
+    precision = np.array([[40.0, 12.0], [12.0, 5.0]])  # correlated, scales ~10x apart
+    box = np.array([[-50.0, 50.0], [-50.0, 50.0]])
+
+    def region(self, **attrs):
+        from passmix.inference.profile import LikelihoodRegion
+        region = LikelihoodRegion(_Quadratic(self.precision), np.zeros(2), -DROP,
+                                  np.linalg.inv(self.precision), self.box)
+        for name, value in attrs.items():
+            setattr(region, name, value)
+        return region
+
+    @pytest.mark.parametrize("power", [2.0, 4.0])
+    def test_ray_edge(self, power):
+        from passmix.inference.profile import _boundary_point
+
+        def logp(x):  # -|x|^power / 2 along any ray: the edge at (2 DROP)^(1/power)
+            r = float(np.linalg.norm(x))
+            return -0.5 * r ** power, -0.5 * power * r ** (power - 2) * x
+
+        direction = np.array([3.0, -4.0])
+        point = _boundary_point(logp, np.zeros(2), direction, -DROP, self.box, rel_tol=1e-10)
+        assert np.linalg.norm(point) == pytest.approx((2 * DROP) ** (1 / power), rel=1e-8)
+        assert logp(point)[0] >= -DROP
+        # cut at `reach`: a point short of the edge is inside, and returned as is
+        short = _boundary_point(logp, np.zeros(2), direction, -DROP, self.box, reach=0.5)
+        assert np.linalg.norm(short) == pytest.approx(0.5)
+
+    def test_inside_pulls_a_point_in_along_the_segment(self):
+        region = self.region()
+        far = np.array([2.0, -3.0])
+        x = region.inside(far)
+        assert region.logp(x)[0] == pytest.approx(-DROP, abs=1e-3)
+        assert x[0] * far[1] - x[1] * far[0] == pytest.approx(0.0, abs=1e-12) and x @ far > 0
+        near = 0.01 * far
+        assert_allclose(region.inside(near), near)
+
+    @pytest.mark.parametrize("scaled", [False, True])
+    def test_linear_extremes_over_an_ellipse(self, scaled):
+        c = np.array([1.0, 2.0])
+        half = np.sqrt(2 * DROP * c @ np.linalg.solve(self.precision, c))
+        region = self.region(scaled=scaled)
+        lower, upper, _ = region.extremes(lambda z, t: (float(t * c @ z), t * c),
+                                          lambda z, t: float(t * c @ z), [1.0, 2.0])
+        assert_allclose(lower, [-half, -2 * half], rtol=1e-5)
+        assert_allclose(upper, [half, 2 * half], rtol=1e-5)
+        # warm starts from another horizon's ends (pulled into the region) agree
+        warm = {sign: 3.0 * x for sign, x in region.end_points.items()}
+        again = region.extremes(lambda z, t: (float(c @ z), c), lambda z, t: float(c @ z),
+                                [1.0], warm=warm)
+        assert_allclose([again[0][0], again[1][0]], [-half, half], rtol=1e-5)
+
+    def test_scaling_saves_evaluations(self):
+        c = np.array([1.0, 2.0])
+        calls = []
+        for scaled in (False, True):
+            region = self.region(scaled=scaled)
+            region.extremes(lambda z, t: (float(c @ z), c), lambda z, t: float(c @ z), [1.0])
+            calls.append(region.objective.calls)
+        assert calls[1] < calls[0]
+
+    def test_floor_reports_a_negligible_lower_end_as_zero(self):
+        c = np.array([1.0, 2.0])
+        half = np.sqrt(2 * DROP * c @ np.linalg.solve(self.precision, c))
+        # the "logit" c'x - 100 + ...: its lower end -100 - half is below a floor of -99
+        region = self.region(floor=-99.0)
+        lower, upper, _ = region.extremes(lambda z, t: (float(c @ z) - 100.0, c),
+                                          lambda z, t: float(c @ z) - 100.0, [1.0])
+        assert lower[0] == 0.0
+        assert upper[0] == pytest.approx(half - 100.0, rel=1e-6)
+        # a floor below the lower end changes nothing
+        region = self.region(floor=-200.0)
+        lower, _, _ = region.extremes(lambda z, t: (float(c @ z) - 100.0, c),
+                                      lambda z, t: float(c @ z) - 100.0, [1.0])
+        assert lower[0] == pytest.approx(-half - 100.0, rel=1e-6)

@@ -471,7 +471,7 @@ class TestAnalyticInformation:
         z = fit.params + 0.05 * rng.standard_normal(fit.params.size) * free  # off the optimum
         with obj.lock:
             obj.set_data(fit._layout, fit.grid, fit.n_components)
-            grad = obj.logp_dlogp(z)[1]
+            logp, grad = obj.logp_dlogp(z)
             reference = np.empty((z.size, z.size))
             for c in range(z.size):
                 def central(h, c=c):
@@ -482,6 +482,8 @@ class TestAnalyticInformation:
         derivatives = passmix.models.pooled._likelihood._pooled_derivatives(fit._layout, fit.grid, fit.family,
                                                          obj.blocks, z)
         assert_allclose(derivatives.score(), grad, rtol=1e-6, atol=1e-6 * np.abs(grad).max())
+        # the profile's searches take the log-likelihood from these pieces too
+        assert derivatives.loglik == pytest.approx(logp, abs=1e-6)
         info = derivatives.information()
         scale = np.abs(reference[np.ix_(free, free)]).max()
         assert np.abs((info + reference)[np.ix_(free, free)]).max() < 1e-4 * scale

@@ -101,7 +101,8 @@ class ProfileResult(IntervalEnds):
 
 def extreme_on_region(logp: Callable, value: Callable, start: np.ndarray, threshold: float,
                       box: np.ndarray, sign: float, options: dict | None = None,
-                      last: list | None = None) -> tuple[np.ndarray | None, bool]:
+                      last: list | None = None, scale: np.ndarray | None = None,
+                      enough: float | None = None) -> tuple[np.ndarray | None, bool]:
     """Minimise ``sign * value(z)`` subject to ``logp(z) >= threshold`` within `box`.
 
     Generic in the model: `logp` and `value` map a coordinate vector to
@@ -110,7 +111,27 @@ def extreme_on_region(logp: Callable, value: Callable, start: np.ndarray, thresh
     iterate) and whether SLSQP reported success there, or ``(None, False)``
     if it visited no feasible point. SLSQP's own last point, feasible or not,
     is appended to `last` if given (a restart from there continues its path).
+    With `scale` (the coordinates' typical lengths, e.g. standard errors)
+    SLSQP runs on ``z / scale``, where its first guess of the curvature (the
+    identity) is nearer the region's: it needs fewer iterations. With
+    `enough`, the search ends at the first feasible point where
+    ``sign * value`` is below it (reported as optimal).
     """
+    if scale is not None:
+        s = np.asarray(scale, dtype=float)
+
+        def in_units(func):
+            def scaled(u):
+                v, g = func(u * s)
+                return v, g * s
+            return scaled
+
+        last_u: list | None = None if last is None else []
+        found, ok = extreme_on_region(in_units(logp), in_units(value), start / s, threshold,
+                                      box / s[:, None], sign, options, last_u, enough=enough)
+        if last is not None:
+            last.extend(u * s for u in last_u)
+        return (None if found is None else found * s), ok
     seen: dict[bytes, list] = {}  # x -> [logp, value]; the best feasible one is kept
     best: list = [None, np.inf]
 
@@ -121,6 +142,8 @@ def extreme_on_region(logp: Callable, value: Callable, start: np.ndarray, thresh
         if entry[0] is not None and entry[1] is not None:
             if entry[0][0] >= threshold and sign * entry[1][0] < best[1]:
                 best[0], best[1] = x.copy(), sign * entry[1][0]
+                if enough is not None and best[1] < enough:
+                    raise _Enough
             del seen[key]
         return result
 
@@ -144,11 +167,14 @@ def extreme_on_region(logp: Callable, value: Callable, start: np.ndarray, thresh
             v, g = record(x, 1, value(x))
             return sign * (v - v0) * scale, sign * g * scale
 
-        res = minimize(fun, start, jac=True, method="SLSQP", bounds=box,
-                       options=_SLSQP if options is None else options,
-                       constraints=[{"type": "ineq",
-                                     "fun": lambda x: (constraint(x)[0] - threshold) * c_scale,
-                                     "jac": lambda x: constraint(x)[1] * c_scale}])
+        try:
+            res = minimize(fun, start, jac=True, method="SLSQP", bounds=box,
+                           options=_SLSQP if options is None else options,
+                           constraints=[{"type": "ineq",
+                                         "fun": lambda x: (constraint(x)[0] - threshold) * c_scale,
+                                         "jac": lambda x: constraint(x)[1] * c_scale}])
+        except _Enough:
+            return best[0], True
         x = np.clip(res.x, box[:, 0], box[:, 1])
         if last is not None and np.all(np.isfinite(x)):
             last.append(x)
@@ -177,6 +203,26 @@ def _restore(logp: Callable, x: np.ndarray, threshold: float, box: np.ndarray,
             return None
         x = np.clip(x + (threshold - value + _FEASIBLE) * grad / norm2, box[:, 0], box[:, 1])
     return None
+
+
+class _Seen(dict):
+    """Values of a function at points already evaluated, the most recent
+    :attr:`size` kept (a search revisits only the points it has just seen)."""
+
+    size = 512
+
+    def __setitem__(self, key, value):
+        if len(self) >= self.size:
+            del self[next(iter(self))]
+        super().__setitem__(key, value)
+
+
+def _frozen(value, grad: np.ndarray) -> tuple[float, np.ndarray]:
+    """``(value, grad)`` with `grad` read-only: it is handed out again, so no caller may
+    change it."""
+    grad = np.array(grad, dtype=float)
+    grad.flags.writeable = False
+    return value, grad
 
 
 def region_drop(level: float) -> float:
@@ -224,14 +270,15 @@ class _SearchCoordinates:
         return out
 
 
-def _boundary_point(logp, x_from, direction, threshold, box, rel_tol: float = 1e-6
-                    ) -> np.ndarray | None:
+def _boundary_point(logp, x_from, direction, threshold, box, rel_tol: float = 1e-6,
+                    reach: float = np.inf) -> np.ndarray | None:
     """The point where the ray from `x_from` along `direction` leaves the region.
 
-    Bisection on the log-likelihood along the ray, cut at the box; a
-    feasible point on the region's edge, where SLSQP sees the constraint's
-    slope (at the estimate itself the slope is zero and its first step
-    overshoots). None if the ray has no room inside the box.
+    Bisection on the log-likelihood along the ray, cut at the box and at
+    `reach` (a distance from `x_from`); a feasible point on the region's
+    edge, where SLSQP sees the constraint's slope (at the estimate itself the
+    slope is zero and its first step overshoots). None if the ray has no room
+    inside the box.
     """
     norm = float(np.linalg.norm(direction))
     if not np.isfinite(norm) or norm == 0.0:
@@ -240,21 +287,46 @@ def _boundary_point(logp, x_from, direction, threshold, box, rel_tol: float = 1e
     with np.errstate(divide="ignore", invalid="ignore"):
         room = np.where(d > 0, (box[:, 1] - x_from) / d,
                         np.where(d < 0, (box[:, 0] - x_from) / d, np.inf))
-    t_max = float(np.min(room))
+    t_max = min(float(np.min(room)), reach)
     if not np.isfinite(t_max) or t_max <= 1e-12:
         return None
-    if logp(x_from + t_max * d)[0] >= threshold:
+    f_hi = logp(x_from + t_max * d)[0] - threshold
+    if f_hi >= 0.0:
         return x_from + t_max * d
-    lo, hi = 0.0, t_max
+    f_lo = logp(x_from)[0] - threshold
+    if not f_lo >= 0.0:  # not from inside the region: bisection's invariant only
+        f_lo = 0.0
+    # the log-likelihood is close to quadratic in t about an optimum, so close to
+    # linear in s = t^2: regula falsi in s (Illinois: a side kept twice has its value
+    # halved) takes a few evaluations where bisection takes ~20; a side at which the
+    # log-likelihood is not finite is bisected in t
+    lo, hi = 0.0, t_max ** 2
+    kept = 0
     for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if logp(x_from + mid * d)[0] >= threshold:
-            lo = mid
+        if np.isfinite(f_hi):
+            s = (lo * f_hi - hi * f_lo) / (f_hi - f_lo)
         else:
-            hi = mid
-        if hi - lo <= rel_tol * (1.0 + lo):
+            s = 0.25 * (np.sqrt(lo) + np.sqrt(hi)) ** 2
+        if not lo < s < hi:
+            s = 0.5 * (lo + hi)
+        f = logp(x_from + np.sqrt(s) * d)[0] - threshold
+        if f >= 0.0:
+            lo, f_lo = s, f
+            if kept > 0 and np.isfinite(f_hi):
+                f_hi *= 0.5
+            kept = 1 if kept <= 0 else kept + 1
+        else:
+            hi, f_hi = s, f
+            if kept < 0:
+                f_lo *= 0.5
+            kept = -1 if kept >= 0 else kept - 1
+        if np.sqrt(hi) - np.sqrt(lo) <= rel_tol * (1.0 + np.sqrt(lo)):
             break
-    return x_from + lo * d if lo > 0.0 else None
+    return x_from + np.sqrt(lo) * d if lo > 0.0 else None
+
+
+class _Enough(Exception):
+    """A search reached a value below what it was asked for (stops the optimiser there)."""
 
 
 class _Inside(Exception):
@@ -391,6 +463,13 @@ class LikelihoodRegion:
     polish_options = _SLSQP
     #: relative tolerance of the delta direction's edge (only a start: SLSQP polishes it)
     ray_tol = 1e-6
+    #: whether SLSQP runs on the coordinates over their standard errors (fewer iterations
+    #: where the covariance describes the region; see :func:`extreme_on_region`)
+    scaled = False
+    #: a lower end whose logit is found below this is not searched further and is
+    #: reported as 0 (None: every end is searched to the end). Far below any value that
+    #: matters, a curved edge can take a search its whole iteration budget
+    floor: float | None = None
 
     def __init__(self, objective, params, threshold: float, covariance, box, anchors=(),
                  probes=(), neighbours: Callable | None = None, logistic=None,
@@ -421,11 +500,19 @@ class LikelihoodRegion:
         self._spread: list[np.ndarray] | None = None
         #: extremes found so far, most recent last (starts for later searches)
         self.ends: list[np.ndarray] = []
+        # the searches revisit points (a start, SLSQP's end, a restart): each point's
+        # log-likelihood is computed once per extremes() call
+        self._logp_seen = _Seen()
+        #: the last point's ends of the last :meth:`extremes` call, ``{1.0: lower, -1.0: upper}``
+        self.end_points: dict[float, np.ndarray] = {}
 
     def logp(self, x: np.ndarray) -> tuple[float, np.ndarray]:
         """Log-likelihood and its gradient in the search coordinates."""
-        value, grad = self.objective.logp_dlogp(self.search.to_z(x))
-        return value, grad * self.search.dz_dx(x)
+        key = x.tobytes()
+        if key not in self._logp_seen:
+            value, grad = self.objective.logp_dlogp(self.search.to_z(x))
+            self._logp_seen[key] = _frozen(value, grad * self.search.dz_dx(x))
+        return self._logp_seen[key]
 
     def _distinct(self, x: np.ndarray, others, apart: float = 1e-3) -> bool:
         """Whether `x` is more than `apart` standard errors from each of `others`
@@ -596,12 +683,17 @@ class LikelihoodRegion:
         best, best_u, ok = self.x_hat, sign * u_hat, False
         if chosen and scores[chosen[0]] < best_u:
             best, best_u = starts[0], scores[chosen[0]]
+        enough = self.floor if sign > 0 else None
+        if enough is not None and best_u < enough:
+            self.ends.append(best)
+            return best, True
         # every start to a loose tolerance, then the most extreme ends polished (a
         # short run ranks the starts only roughly)
         screened = []
         for start in starts if len(starts) > 1 else ():
             x, _ = extreme_on_region(self.logp, value, start, self.threshold, self.box, sign,
-                                     _SCREEN)
+                                     _SCREEN, scale=self._scale if self.scaled else None,
+                                     enough=enough)
             if x is not None:
                 screened.append((sign * value(x)[0], x))
         screened.sort(key=lambda p: p[0])
@@ -615,8 +707,10 @@ class LikelihoodRegion:
         if screened and screened[0][0] < best_u:
             best, best_u = screened[0][1], screened[0][0]
         for x in polish:
-            best, best_u, ok = self._descend(value, sign, best, best_u, ok, start=x)
-        best, best_u, ok = self._hop(value, sign, best, best_u, ok)
+            if enough is None or best_u >= enough:
+                best, best_u, ok = self._descend(value, sign, best, best_u, ok, start=x)
+        if enough is None or best_u >= enough:
+            best, best_u, ok = self._hop(value, sign, best, best_u, ok)
         self.ends.append(best)
         if len(self.ends) > 64:
             del self.ends[0]
@@ -629,8 +723,11 @@ class LikelihoodRegion:
         x = best if start is None else start
         for _ in range(self.max_restarts):
             last: list[np.ndarray] = []
+            enough = self.floor if sign > 0 else None
             found, success = extreme_on_region(self.logp, value, x, self.threshold, self.box,
-                                               sign, self.polish_options, last=last)
+                                               sign, self.polish_options, last=last,
+                                               scale=self._scale if self.scaled else None,
+                                               enough=enough)
             gain = -np.inf
             if found is not None:
                 u = sign * value(found)[0]
@@ -640,6 +737,8 @@ class LikelihoodRegion:
             # SLSQP may cross outside the region on its way and stop there: go on
             # from where it stopped while that is not far outside
             out = [p for p in last if self.logp(p)[0] >= self.threshold - 2.0 * _OUTSIDE]
+            if enough is not None and best_u < enough:
+                break
             if gain > self.restart_gain * (1.0 + abs(best_u)):
                 x = best
             elif out and self._distinct(out[-1], [x]) and self.logp(out[-1])[0] < self.threshold:
@@ -670,8 +769,19 @@ class LikelihoodRegion:
                 break
         return best, best_u, ok
 
+    def inside(self, x: np.ndarray) -> np.ndarray | None:
+        """`x` (search coordinates) if it is in the region, else the point where the
+        segment from the estimate to `x` leaves the region (None if none is found)."""
+        x = np.clip(np.asarray(x, dtype=float), self.box[:, 0], self.box[:, 1])
+        value = self.logp(x)[0]
+        if np.isfinite(value) and value >= self.threshold:
+            return x
+        step = x - self.x_hat
+        return _boundary_point(self.logp, self.x_hat, step, self.threshold, self.box,
+                               rel_tol=self.ray_tol, reach=float(np.linalg.norm(step)))
+
     def extremes(self, func_logit: Callable, func_value: Callable, points,
-                 func_logit_batch: Callable | None = None
+                 func_logit_batch: Callable | None = None, warm: dict | None = None
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Smallest and largest value of a function over the region, at each point t.
 
@@ -679,24 +789,39 @@ class LikelihoodRegion:
         at one point t (a horizon, a quantile level, ...), ``func_value(z, t)``
         its value; ``func_logit_batch(Z, t)``, optional, the logits at the
         rows of Z at once (to rank the starts). Points are searched in
-        increasing order, each warm-started from its neighbour's ends.
-        Returns ``(lower, upper, converged)``, the last of shape ``(n, 2)``.
+        increasing order, each warm-started from its neighbour's ends; `warm`,
+        optional, gives the first point's extra starts, ``{1.0: x_lower,
+        -1.0: x_upper}`` in search coordinates (e.g. the ends of a
+        neighbouring horizon found over another region: a start outside this
+        region is pulled in towards the estimate). Returns ``(lower, upper,
+        converged)``, the last of shape ``(n, 2)``; the last point's end
+        points are left in :attr:`end_points`, in the form of `warm`.
         """
         points = np.asarray(points)
         # ends are starts within one call only, so that an interval does not depend
         # on what was asked before (the spread is a function of the fit alone)
         self.ends = []
+        self._logp_seen.clear()  # the objective may point at other data than last time
         order = np.argsort(points, kind="stable")
         lower = np.empty(points.size)
         upper = np.empty(points.size)
         converged = np.zeros((points.size, 2), dtype=bool)
         previous: dict[float, np.ndarray] = {}
+        for sign, x in (warm or {}).items():
+            x = self.inside(x)
+            if x is not None:
+                previous[sign] = x
         for i in order:
             t = points[i]
 
-            def value(x, t=t):
-                u, grad = func_logit(self.search.to_z(x), t)
-                return u, grad * self.search.dz_dx(x)
+            seen = _Seen()
+
+            def value(x, t=t, seen=seen):
+                key = x.tobytes()
+                if key not in seen:
+                    u, grad = func_logit(self.search.to_z(x), t)
+                    seen[key] = _frozen(u, grad * self.search.dz_dx(x))
+                return seen[key]
 
             batch = None
             if func_logit_batch is not None:
@@ -708,10 +833,13 @@ class LikelihoodRegion:
                 best, converged[i, j] = self.extreme(value, sign, warm, batch)
                 previous[sign] = best
                 end = func_value(self.search.to_z(best), t)
+                if sign > 0 and self.floor is not None and value(best)[0] < self.floor:
+                    end = 0.0
                 if sign > 0:
                     lower[i] = end
                 else:
                     upper[i] = end
+        self.end_points = dict(previous)
         return lower, upper, converged
 
 

@@ -93,6 +93,8 @@ class _PooledDerivatives:
     w2: np.ndarray
     transform: np.ndarray
     cell_pair: np.ndarray
+    incidence: np.ndarray  # (J, I * P), as in _Layout
+    loglik: float          # the log-likelihood itself
 
     @property
     def n_units(self) -> int:
@@ -115,11 +117,7 @@ class _PooledDerivatives:
     def pair_posterior(self) -> np.ndarray:
         """(I, P, G): each system's posterior mass at g summed over its tasks with pair p."""
         n_sys, n_pairs = self.d1.shape[0], self.d1.shape[-1]
-        out = np.zeros((n_sys, n_pairs, self.r.shape[1]))
-        for i in range(n_sys):
-            ran = self.cell_pair[i] >= 0
-            np.add.at(out[i], self.cell_pair[i, ran], self.r[ran])
-        return out
+        return (self.incidence.T @ self.r).reshape(n_sys, n_pairs, self.r.shape[1])
 
     def score(self) -> np.ndarray:
         """The gradient of the log-likelihood in the free coordinates."""
@@ -178,19 +176,21 @@ class _PooledDerivatives:
         `weights` is (C, J, G); returns (n, C). This is what a metric that
         averages over the task posterior needs, without differencing it.
         """
-        n_sys, n_u = self.d1.shape[:2]
+        n_sys, n_u, n_grid, n_pairs = self.d1.shape
         n_s = n_sys * n_u
-        n_c = weights.shape[0]
+        n_c, n_tasks = weights.shape[:2]
         rw = weights * self.r[None]                                       # (C, J, G)
         totals = rw.sum(axis=2)                                           # (C, J)
         out = np.zeros((n_s + self.w1.shape[1], n_c))
         means = self.r @ self.w1                                          # (J, W)
         out[n_s:] = (rw.sum(axis=1) @ self.w1).T - means.T @ totals.T
-        for tasks, e in self.task_blocks():
-            # matrix products (BLAS) over the flattened (task, grid) axis
-            m_sys = (e * self.r[tasks][None]).sum(axis=2)                 # (n_s, T)
-            out[:n_s] += (e.reshape(n_s, -1) @ rw[:, tasks].reshape(n_c, -1).T
-                          - m_sys @ totals[:, tasks].T)
+        # d r_jg = r_jg (grad l_jg - m_j), and system i's part of grad l_jg depends on
+        # j only through its pair: sum the weights over the tasks of each (system,
+        # pair) first (the incidence), then contract with the (I, U, G, P) table
+        centred = rw - totals[:, :, None] * self.r[None]                  # (C, J, G)
+        by_pair = self.incidence.T @ centred.transpose(1, 0, 2).reshape(n_tasks, -1)
+        by_pair = by_pair.reshape(n_sys, n_pairs, n_c, n_grid)
+        out[:n_s] = np.einsum("iugp,ipcg->iuc", self.d1, by_pair).reshape(n_s, n_c)
         return self.transform.T @ out
 
 
@@ -311,8 +311,10 @@ def _pooled_derivatives(layout: _Layout, grid: np.ndarray, family: str, blocks,
             transform[rows[:, None], cols[None, :]] = centre
     transform[n_sys * n_u + np.arange(n_w), w_index] = 1.0
     joint = log_w[None, :] + task_grid_loglik(layout, a, log_kappa, grid, log_s)
-    r = np.exp(joint - _lse(joint, axis=1, keepdims=True))
-    return _PooledDerivatives(r, d1, d2, w1, w2, transform, layout.cell_pair)
+    per_task = _lse(joint, axis=1, keepdims=True)
+    r = np.exp(joint - per_task)
+    return _PooledDerivatives(r, d1, d2, w1, w2, transform, layout.cell_pair,
+                              layout.incidence, float(per_task.sum()))
 
 
 def em_grid_weights(scaled: np.ndarray, w: np.ndarray, max_iter: int = 2000,

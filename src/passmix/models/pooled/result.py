@@ -18,7 +18,7 @@ from ...inference.delta import ConfidenceInterval
 from ...metrics import evaluate_logit, evaluate_metric
 from ...data.panel import Panel
 from ...inference.profile import LikelihoodRegion, region_drop, repair_across_metrics
-from ._graph import PooledObjective, _layout_loglik, get_pooled_objective
+from ._graph import _layout_loglik
 from ._layout import _BOUNDS, _Layout, _blocks, _box, _system_parts, panel_layout, split_blocks
 from ._likelihood import (_CHUNK, _PooledDerivatives, _eta, _log_grid_weights, _lse,
                           _pooled_derivatives, beta_shapes, task_grid_loglik)
@@ -222,8 +222,6 @@ class PooledFit:
 
     def _covariance(self) -> np.ndarray:
         if "cov" not in self._cache:
-            obj = get_pooled_objective(self._layout, self.family, self.grid, self.n_components,
-                                       self.slope, self.concentration == "shared")
             free = ~at_bound(self.params, _box(self._blocks())).any(axis=1)
             cov = np.zeros((self.params.size,) * 2)
             if free.any():
@@ -405,43 +403,49 @@ class PooledFit:
         """The smallest and largest value of system i's metric over the likelihood region
         (widened by the sandwich's :meth:`_inflation` with :attr:`robust`), per horizon."""
         if not self.robust:
-            return self._region_ends(metric, k_arr, level, i, 1.0)
+            return self._region_ends(metric, k_arr, level, i, 1.0)[:2]
         lower, upper = np.empty(k_arr.size), np.empty(k_arr.size)
-        for n, k in enumerate(k_arr):
-            scale = float(self._inflation(metric, k)[i])
-            lower[n], upper[n] = (e[0] for e in self._region_ends(metric, k_arr[n:n + 1], level,
-                                                                  i, scale))
+        # each horizon has its own region; the searches go up in k, each started also
+        # from the ends at the horizon below (pulled into its region), as they are
+        # within one region: a lone search from the delta direction's edge can stop
+        # far inside the region
+        warm: dict = {}
+        for n in np.argsort(k_arr, kind="stable"):
+            scale = float(self._inflation(metric, k_arr[n])[i])
+            lo, hi, warm = self._region_ends(metric, k_arr[n:n + 1], level, i, scale, warm)
+            lower[n], upper[n] = lo[0], hi[0]
         return lower, upper
 
     def _region_ends(self, metric: str, k_arr: np.ndarray, level: float, i: int,
-                     scale: float):
+                     scale: float, warm: dict | None = None):
         """Extremes of system i's metric over the region whose drop is `scale` times the
-        chi-square's."""
-        objective = get_pooled_objective(self._layout, self.family, self.grid,
-                                         self.n_components, self.slope,
-                                         self.concentration == "shared")
+        chi-square's, and the last horizon's end points (see
+        :meth:`~passmix.inference.profile.LikelihoodRegion.extremes`)."""
         all_coordinates = np.ones(self.params.size, dtype=bool)
-        with objective.lock:
-            objective.set_data(self._layout, self.grid, self.n_components)
-            region = self._region(objective, level, scale)
-            sliced = region.objective
+        # the search's log-likelihood and the metric's gradient share their pieces
+        # (the task posterior and its derivative tables) at each point
+        shared = _SharedPieces(self)
+        region = self._region(shared, level, scale)
+        sliced = region.objective
 
-            def logit(x, t):
-                grads, centre = self._logit_gradients(metric, np.array([t]), all_coordinates,
-                                                      sliced.full(x), rows=[i])
-                return float(centre[0, 0]), sliced.T.T @ grads[:, 0, 0]
+        def logit(x, t):
+            z = sliced.full(x)
+            grads, centre = self._logit_gradients(metric, np.array([t]), all_coordinates,
+                                                  z, rows=[i],
+                                                  derivatives=shared.pieces(z))
+            return float(centre[0, 0]), sliced.T.T @ grads[:, 0, 0]
 
-            def value(x, t):
-                return float(self._values(metric, np.array([t]), sliced.full(x), rows=[i])[0, 0])
+        def value(x, t):
+            return float(self._values(metric, np.array([t]), sliced.full(x), rows=[i])[0, 0])
 
-            def batch(xs, t):
-                return np.array([self._logits(metric, np.array([t]), sliced.full(x),
-                                              rows=[i])[0, 0] for x in xs])
+        def batch(xs, t):
+            return np.array([self._logits(metric, np.array([t]), sliced.full(x),
+                                          rows=[i])[0, 0] for x in xs])
 
-            lower, upper, _ = region.extremes(logit, value, k_arr, batch)
-        return lower, upper
+        lower, upper, _ = region.extremes(logit, value, k_arr, batch, warm)
+        return lower, upper, region.end_points
 
-    def _region(self, objective: PooledObjective, level: float, scale: float = 1.0
+    def _region(self, objective: _SharedPieces, level: float, scale: float = 1.0
                 ) -> LikelihoodRegion:
         """The likelihood region at `level` in the identified coordinates, built once.
 
@@ -463,7 +467,8 @@ class PooledFit:
                                       P @ self._covariance() @ P.T, box_x,
                                       held_logistic=self.family == "grid" or self.slope)
             region.n_starts, region.n_far, region.n_polish, region.max_restarts = 1, 0, 1, 1
-            region.use_spread, region.ray_tol = False, 1e-3
+            region.use_spread, region.ray_tol, region.scaled = False, 1e-3, True
+            region.floor = _LOGIT_FLOOR
             region.polish_options = {"maxiter": 60, "ftol": 1e-8}
             self._cache[key] = region
         region = self._cache[key]
@@ -523,7 +528,8 @@ class PooledFit:
         return out
 
     def _logit_gradients(self, metric: str, k_arr: np.ndarray, active: np.ndarray,
-                         z: np.ndarray | None = None, rows=None):
+                         z: np.ndarray | None = None, rows=None,
+                         derivatives: _PooledDerivatives | None = None):
         """(C, len(rows), K) gradients of the systems' metric logits in the free coordinates,
         and the logits, (len(rows), K), at coordinates `z` (the optimum by default).
 
@@ -535,14 +541,16 @@ class PooledFit:
         the posterior's own derivative is analytic
         (:meth:`_PooledDerivatives.posterior_contraction`): nothing is
         differenced, and the cost is a few matrix products over (task, grid).
-        `rows` are system positions (default all).
+        `rows` are system positions (default all); `derivatives`, the pieces at `z`
+        if already computed.
         """
         n_sys = self._layout.n_systems
         rows = list(range(n_sys)) if rows is None else list(rows)
         at = self.params if z is None else np.asarray(z, dtype=float)
-        derivatives = (self._derivatives() if z is None else
-                       _pooled_derivatives(self._layout, self.grid, self.family, self._blocks(),
-                                           at, second=False))
+        if derivatives is None:
+            derivatives = (self._derivatives() if z is None else
+                           _pooled_derivatives(self._layout, self.grid, self.family,
+                                               self._blocks(), at, second=False))
         r0 = self._posterior(None) if z is None else derivatives.r
         a, log_kappa, _, log_s = self._coordinates(at)
         eta = _eta(a, self.grid, log_s)
@@ -814,7 +822,7 @@ def _profile_coordinates(blocks, params: np.ndarray, box: np.ndarray):
 
 
 #: Panels of at most this many cells (systems x tasks) get profile intervals by default
-#: (the bundled example has 896, and its 7 systems take about 25 s); larger ones delta
+#: (the bundled example has 896); larger ones delta
 #: intervals, but profile for the systems on a bound (PooledFit.summary).
 PROFILE_CELLS = 2000
 
@@ -822,6 +830,41 @@ PROFILE_CELLS = 2000
 # the relative abilities' range in the profile's search (logits of success at the
 # mean difficulty)
 _B_RANGE = 35.0
+
+# a profile's lower end found below 1e-30 (logit -69) is reported as 0 and not searched
+# further: Pass^k at large k can sit at 1e-80 with a lower end anywhere down to 1e-200,
+# whose search takes SLSQP's whole budget for a value that is 0 for every use
+_LOGIT_FLOOR = float(np.log(1e-30))
+
+
+class _SharedPieces:
+    """The pooled log-likelihood and its gradient from :class:`_PooledDerivatives`, which
+    the metric's gradient needs at the same points: computed once per point.
+
+    The profile's searches use this instead of the compiled objective, so each
+    point of a search costs one set of pieces, and the search is numpy alone
+    (no compiled function, no lock). It agrees with the compiled objective to
+    ~1e-7 (the normal family's weights are differenced in their two
+    coordinates); ``tests/test_models_pooled.py`` checks it.
+    """
+
+    def __init__(self, fit: PooledFit):
+        self.fit = fit
+        self._seen: dict[bytes, _PooledDerivatives] = {}
+
+    def pieces(self, z: np.ndarray) -> _PooledDerivatives:
+        key = z.tobytes()
+        if key not in self._seen:
+            if len(self._seen) >= 64:
+                del self._seen[next(iter(self._seen))]
+            fit = self.fit
+            self._seen[key] = _pooled_derivatives(fit._layout, fit.grid, fit.family,
+                                                  fit._blocks(), z, second=False)
+        return self._seen[key]
+
+    def logp_dlogp(self, z: np.ndarray) -> tuple[float, np.ndarray]:
+        pieces = self.pieces(np.asarray(z, dtype=float))
+        return pieces.loglik, pieces.score()
 
 
 @dataclass
