@@ -38,15 +38,22 @@ K = [10, 100, 1000]
 CASES = [(10, [0, 1, 2]), (20, [0, 1, 2]), (30, [0, 1, 2]), (50, [0, 1, 2])]
 
 
-def run(m: int, seed: int, groups, refs) -> list[dict]:
+def subsample_fit(m: int, seed: int, groups):
+    """Every group's m-trial subsample of this seed (the harness's streams), and the
+    pooled fit of them all."""
     counts = {}
     for key, (trials, tasks) in groups.items():
         sub = nested_subsets(trials, [m], stream(seed, group_id(key), 0))[m]
         counts[key] = Counts(sub.successes, sub.trials, tasks)
-    rows = []
-    started = time.perf_counter()
     fit = passmix.fit_pooled(passmix.Panel.from_counts(counts, unpack=False),
                              seed=stream(seed, 0, 2, m))
+    return counts, fit
+
+
+def run(m: int, seed: int, groups, refs) -> list[dict]:
+    rows = []
+    started = time.perf_counter()
+    counts, fit = subsample_fit(m, seed, groups)
     fitted = time.perf_counter() - started
     variants = {"delta": (fit, "delta"), "profile": (fit, "profile"),
                 "profile, model only": (replace(fit, robust=False, _cache={}), "profile")}

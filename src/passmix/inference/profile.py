@@ -728,6 +728,18 @@ class LikelihoodRegion:
                                                sign, self.polish_options, last=last,
                                                scale=self._scale if self.scaled else None,
                                                enough=enough)
+            if (self.scaled and not success and last
+                    and not self.logp(last[-1])[0] >= self.threshold - 2.0 * _OUTSIDE):
+                # scaled, a coordinate the region barely bounds (a large standard
+                # error) takes long steps that can leave the region for good: a search
+                # that ended far outside is made again in the plain coordinates, and
+                # the better end kept
+                plain, plain_ok = extreme_on_region(self.logp, value, x, self.threshold,
+                                                    self.box, sign, self.polish_options,
+                                                    last=last, enough=enough)
+                if plain is not None and (found is None or
+                                          sign * value(plain)[0] < sign * value(found)[0]):
+                    found, success = plain, plain_ok
             gain = -np.inf
             if found is not None:
                 u = sign * value(found)[0]

@@ -453,8 +453,9 @@ class PooledFit:
         likelihood up to a common shift, so one coordinate of each such block
         is taken out (:func:`_profile_coordinates`); the region is searched in
         the others. The likelihood has one optimum in all the fits seen, so
-        the searches start from the estimate's own spread only, fewer than the
-        mixture's.
+        the searches start from fewer points than the mixture's: the delta
+        direction's edge and the neighbouring horizon's ends, and on panels of
+        at most :data:`SPREAD_CELLS` cells the region's spread too.
         """
         key = ("region", level, scale)
         if key not in self._cache:
@@ -467,7 +468,10 @@ class PooledFit:
                                       P @ self._covariance() @ P.T, box_x,
                                       held_logistic=self.family == "grid" or self.slope)
             region.n_starts, region.n_far, region.n_polish, region.max_restarts = 1, 0, 1, 1
-            region.use_spread, region.ray_tol, region.scaled = False, 1e-3, True
+            region.ray_tol, region.scaled = 1e-3, True
+            # few tasks leave a curved region with several local extremes on its edge,
+            # and each evaluation is cheap there: small panels also start from the spread
+            region.use_spread = self._layout.n_systems * self._layout.n_tasks <= SPREAD_CELLS
             region.floor = _LOGIT_FLOOR
             region.polish_options = {"maxiter": 60, "ftol": 1e-8}
             self._cache[key] = region
@@ -825,6 +829,11 @@ def _profile_coordinates(blocks, params: np.ndarray, box: np.ndarray):
 #: (the bundled example has 896); larger ones delta
 #: intervals, but profile for the systems on a bound (PooledFit.summary).
 PROFILE_CELLS = 2000
+
+#: Panels of at most this many cells also start each profile search from the region's
+#: spread (rays along its principal axes), as the mixture's do: with few tasks the region
+#: is curved, a single start finds a local extreme, and an evaluation costs little.
+SPREAD_CELLS = 300
 
 
 # the relative abilities' range in the profile's search (logits of success at the
