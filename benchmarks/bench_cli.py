@@ -21,7 +21,8 @@ Also the pooled model at three horizons (``--method pooled --k 1,100,1000``).
 ``base_compiledir``, ``NUMBA_CACHE_DIR`` and ``HOME`` in new temporary
 folders) and prints the ratios issue 22 asks about: cold over warm, pooled
 over mixture, and ``import passmix`` over ``import numpy, scipy, pandas``.
-``--numba`` adds the default and the mixture with ``PASSMIX_BACKEND=numba``.
+``--numba`` adds the default and the mixture with ``PASSMIX_BACKEND=numba``;
+``--serial-build`` both with ``PASSMIX_BUILD_WORKERS=0`` (no staged C builds).
 ``--no-cxx`` adds a variant that compiles nothing (PyTensor's flag ``cxx=``:
 every operation runs in Python), the one way to skip the C compiler's cost
 with an empty cache.
@@ -82,6 +83,9 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="also time fresh caches")
     parser.add_argument("--numba", action="store_true",
                         help="also time PASSMIX_BACKEND=numba")
+    parser.add_argument("--serial-build", action="store_true",
+                        help="also time PASSMIX_BUILD_WORKERS=0 (PyTensor's own one-by-one "
+                             "C builds, as before issue 22)")
     parser.add_argument("--no-cxx", action="store_true",
                         help="also time this checkout with no C compilation (PYTENSOR_FLAGS=cxx=)")
     args = parser.parse_args()
@@ -95,6 +99,12 @@ def main() -> None:
         "this checkout, --interval delta": (ROOT / "src", ["--interval", "delta"], "", {}),
         "this checkout, --method pooled --k 1,100,1000": (ROOT / "src", POOLED, "", {}),
     }
+    if args.serial_build:
+        serial = {"PASSMIX_BUILD_WORKERS": "0"}
+        variants["C modules built one by one (PASSMIX_BUILD_WORKERS=0)"] = (
+            ROOT / "src", [], "", serial)
+        variants["C modules built one by one, --method mixture"] = (
+            ROOT / "src", ["--method", "mixture"], "", serial)
     if args.numba:
         numba = {"PASSMIX_BACKEND": "numba"}
         variants["numba backend"] = (ROOT / "src", [], "", numba)

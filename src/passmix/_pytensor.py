@@ -17,20 +17,30 @@ whole (to a temporary name, then renamed), so processes filling the cache at
 once never see half a file.
 
 **Backend.** ``PASSMIX_BACKEND=c`` (the default) compiles the fit's objectives
-with PyTensor's C linker; ``PASSMIX_BACKEND=numba`` with its numba backend.
-Measured on a 2-core machine (``benchmarks/bench_fit.py --cold``,
-``benchmarks/bench_cli.py --cold``), C wins where it matters: numba's first
-call costs about what C's compilation does with empty caches, a warm process
-re-compiles the top of the graph (PyTensor's numba digamma calls scipy's
-Cython function by address, which numba cannot cache) and the pooled
-objective runs several times slower. So C is the default and numba a switch.
+with PyTensor's C linker, their missing C modules built in parallel
+(:mod:`passmix._cbuild`); ``PASSMIX_BACKEND=numba`` with its numba backend.
+For numba, passmix compiles PyTensor's ``psi`` to a digamma of its own
+(:func:`register_numba_digamma`: PyTensor's calls scipy's through a function
+pointer, which numba cannot cache, so every process compiled the whole
+objective again), and an entry of PyTensor's numba cache that cannot be
+read is compiled again, not an error (:func:`prepare_numba`); where the
+numba backend cannot start at all, passmix warns and compiles with C.
+Measured on a 2-core machine (``benchmarks/bench_cli.py --cold --numba``,
+``benchmarks/bench_fit.py --cold``): from empty caches C is about twice as
+fast (``passmix estimate --example``: 19 s against 36 s; the mixture's
+objective: 9 s to compile against 3 s plus 15 s of numba's first call);
+warm, numba is about 10% faster (6.0 s against 6.1 s; one objective call
+25 us against 32 us). The first run is what a new user meets, so C is the
+default and numba a switch.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import importlib.metadata
+import math
 import os
 import pickle
 import sys
@@ -42,7 +52,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["BACKEND_ENV", "BACKENDS", "CACHE_ENV", "backend", "cache_path", "compile_mode",
-           "import_pytensor", "load_cached", "pymc_cxxflags", "store_cached"]
+           "import_pymc", "import_pytensor", "load_cached", "prepare_numba",
+           "pymc_cxxflags", "register_numba_digamma", "store_cached"]
 
 _FLAGS = "PYTENSOR_FLAGS"
 #: The environment variable choosing the backend, and its values.
@@ -99,6 +110,32 @@ def import_pytensor():
     return pytensor
 
 
+def import_pymc():
+    """Import PyMC the way passmix does: PyTensor first (:func:`import_pytensor`), and
+    without ArviZ's import-time notice of its coming refactor, which a passmix user
+    importing PyMC through a fit cannot act on (it would show as the fit's warning).
+
+    Returns
+    -------
+    module
+        The ``pymc`` package.
+
+    Examples
+    --------
+    >>> from passmix._pytensor import import_pymc
+    >>> import_pymc().__name__
+    'pymc'
+    """
+    import_pytensor()
+    if "pymc" in sys.modules:
+        return sys.modules["pymc"]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"\s*ArviZ is undergoing a major refactor",
+                                category=FutureWarning)
+        import pymc
+    return pymc
+
+
 def backend() -> str:
     """The backend passmix compiles its objectives with: ``PASSMIX_BACKEND``, ``"c"`` if unset.
 
@@ -112,7 +149,21 @@ def backend() -> str:
     if name not in BACKENDS:
         raise ValueError(f"{BACKEND_ENV}={name!r} is not a backend; expected one of "
                          f"{', '.join(BACKENDS)}.")
+    if name == "numba" and not _numba_ready():
+        return "c"
     return name
+
+
+@functools.cache
+def _numba_ready() -> bool:
+    """Whether PyTensor's numba backend can be used here; warns once if not."""
+    try:
+        prepare_numba()
+    except (ImportError, OSError) as err:
+        warnings.warn(f"{BACKEND_ENV}=numba, but PyTensor's numba backend cannot start "
+                      f"({err}); compiling with C instead.", RuntimeWarning, stacklevel=4)
+        return False
+    return True
 
 
 def compile_mode(keep_buffers: bool = False):
@@ -134,12 +185,106 @@ def compile_mode(keep_buffers: bool = False):
     import_pytensor()
     from pytensor.compile.mode import Mode, get_default_mode, get_mode
 
-    if backend() == "numba":
+    if backend() == "numba":  # prepared, or fallen back to C
         return get_mode("NUMBA")
     default = get_default_mode()
     if keep_buffers:
         return Mode(linker="cvm_nogc", optimizer=default.provided_optimizer)
     return default
+
+
+def _digamma(x: float) -> float:
+    """Digamma of a float, to ~1e-15 relative for x > 0 (scipy's ``psi`` as the reference).
+
+    The recurrence ``psi(x) = psi(x + 1) - 1/x`` lifts x to >= 10, where the
+    asymptotic series to x^-14 is exact in double precision; reflection for
+    x <= 0. Compiled by numba (no scipy function pointer), so it caches.
+    """
+    if x != x:
+        return x
+    acc = 0.0
+    if x <= 0.0:
+        if x == 0.0:
+            return -math.inf
+        if x == math.floor(x):
+            return math.nan
+        acc = -math.pi / math.tan(math.pi * x)
+        x = 1.0 - x
+    while x < 10.0:
+        acc -= 1.0 / x
+        x += 1.0
+    r = 1.0 / (x * x)
+    series = r * (1.0 / 12 - r * (1.0 / 120 - r * (1.0 / 252 - r * (
+        1.0 / 240 - r * (1.0 / 132 - r * (691.0 / 32760 - r / 12.0))))))
+    return acc + math.log(x) - 0.5 / x - series
+
+
+@functools.cache
+def prepare_numba() -> None:
+    """Make PyTensor's numba backend cache passmix's functions, and survive a broken cache.
+
+    Registers :func:`_digamma` for PyTensor's ``psi`` (see
+    :func:`register_numba_digamma`), and makes an entry of PyTensor's numba
+    cache that cannot be read (truncated, corrupt, from a foreign build) a
+    miss: the function is compiled again and the entry rewritten, where numba
+    itself would raise. Saving into a folder that cannot be written is
+    skipped. Only caches located by PyTensor (``<compiledir>/numba``) are
+    affected; numba's handling of any other cache is unchanged.
+    """
+    import_pytensor()
+    # PyTensor makes its numba cache folder on this import: an OSError if it cannot
+    from pytensor.link.numba.cache import NumbaPyTensorCacheLocator
+
+    register_numba_digamma()
+    from numba.core import caching
+
+    load, save = caching.Cache.load_overload, caching.Cache.save_overload
+
+    def pytensors(cache) -> bool:
+        return isinstance(getattr(cache._impl, "locator", None), NumbaPyTensorCacheLocator)
+
+    def load_overload(self, sig, target_context):
+        if not pytensors(self):
+            return load(self, sig, target_context)
+        try:
+            return load(self, sig, target_context)
+        except Exception:  # noqa: BLE001 - unreadable: drop the index so the save rewrites it
+            with contextlib.suppress(Exception):
+                os.unlink(self._cache_file._index_path)
+            return None
+
+    def save_overload(self, sig, data):
+        if not pytensors(self):
+            return save(self, sig, data)
+        with contextlib.suppress(Exception):  # e.g. a read-only compile directory
+            save(self, sig, data)
+
+    caching.Cache.load_overload = load_overload
+    caching.Cache.save_overload = save_overload
+
+
+@functools.cache
+def register_numba_digamma() -> None:
+    """Compile PyTensor's ``psi`` to :func:`_digamma` under numba, so its functions cache.
+
+    PyTensor's numba backend calls scipy's Cython ``psi`` through a function
+    pointer, which numba cannot cache: every graph holding a gradient of a
+    log-Beta (every passmix objective) was compiled again in each process.
+    The PyTensor cache key names this implementation, so entries made with
+    scipy's are never taken for it. Float64 only; other dtypes keep
+    PyTensor's implementation.
+    """
+    from pytensor.link.numba.dispatch import basic as numba_basic
+    from pytensor.link.numba.dispatch.scalar import numba_funcify_ScalarOp, scalar_op_cache_key
+    from pytensor.scalar.math import Psi
+
+    digamma = numba_basic.numba_njit(_digamma)
+
+    @numba_basic.register_funcify_and_cache_key(Psi)
+    def _funcify_psi(op, node=None, **kwargs):
+        if node is None or any(v.type.dtype != "float64" for v in (*node.inputs, *node.outputs)):
+            return numba_funcify_ScalarOp(op, node=node, **kwargs)
+        return digamma, scalar_op_cache_key(op, implementation="passmix._digamma", version=1)
 
 
 def pymc_cxxflags(flags: str) -> str:
@@ -207,6 +352,7 @@ def load_cached(path: Path | None, shared_names):
         return None
     try:
         pytensor = import_pytensor()
+        backend()  # numba prepared, if it is the backend
         # unpickling links the function: its C modules must be looked up under the
         # compiler flags they were compiled with, in a process that imported PyMC
         flags = {} if "pymc" in sys.modules else {"gcc__cxxflags": pymc_cxxflags(

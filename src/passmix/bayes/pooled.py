@@ -28,7 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._pytensor import import_pytensor
+from .._cbuild import parallel_c_build
+from .._pytensor import import_pymc
 from .._defaults import SUMMARY_K
 from .._validation import check_k, check_level, check_metric, check_seed, check_whole
 from ..data.panel import as_panel
@@ -229,8 +230,7 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
     ...                      grid=np.linspace(-12, 14, 53))  # doctest: +SKIP
     >>> post.interval("pass@k", 10)  # doctest: +SKIP
     """
-    import_pytensor()
-    import pymc as pm
+    pm = import_pymc()
 
     panel = as_panel(data, system, **read_kwargs)
     draws = check_whole(draws, "draws", integral=True)
@@ -258,8 +258,9 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
         for name in ("ability", "log_slope"):
             if name in start:
                 start[name] = start[name] - start[name].mean()
-    idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
-                      random_seed=seed, model=model, initvals=starts,
-                      target_accept=target_accept, progressbar=progressbar,
-                      compute_convergence_checks=False)
+    with parallel_c_build():
+        idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
+                          random_seed=seed, model=model, initvals=starts,
+                          target_accept=target_accept, progressbar=progressbar,
+                          compute_convergence_checks=False)
     return PooledPosterior(idata=idata, fit=fit, seed=seed)

@@ -53,7 +53,8 @@ import xarray as xr
 from scipy.special import logsumexp
 
 from .._special import log_beta_ratio, log_choose
-from .._pytensor import import_pytensor
+from .._cbuild import parallel_c_build
+from .._pytensor import import_pymc
 from .._defaults import POSTERIOR_K
 from .._validation import (DegenerateDataWarning, FitWarning, PosteriorWarning, check_k,
                            check_level, check_metric, check_seed, check_whole)
@@ -179,15 +180,15 @@ def _as_point(z: np.ndarray, h: int) -> dict[str, np.ndarray | float]:
 
 
 def _run_pymc(sm, draws, tune, chains, cores, seed, starts, target_accept, progressbar, kwargs):
-    import_pytensor()
-    import pymc as pm
+    pm = import_pymc()
 
     options = dict(init="adapt_diag", compute_convergence_checks=False, quiet=not progressbar,
                    target_accept=target_accept)
     options.update(kwargs)
-    return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
-                     progressbar=progressbar, model=sm.model,
-                     initvals=[_as_point(z, sm.n_components) for z in starts], **options)
+    with parallel_c_build():
+        return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
+                         progressbar=progressbar, model=sm.model,
+                         initvals=[_as_point(z, sm.n_components) for z in starts], **options)
 
 
 def _run_nutpie(sm, draws, tune, chains, cores, seed, starts, target_accept, progressbar,

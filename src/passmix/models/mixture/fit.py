@@ -35,7 +35,8 @@ import pandas as pd
 from scipy.special import logit, polygamma
 from threadpoolctl import threadpool_limits
 
-from ..._pytensor import import_pytensor
+from ..._cbuild import parallel_c_build
+from ..._pytensor import import_pymc
 from ..._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, METRICS, SUMMARY_K
 from ..._validation import (DegenerateDataWarning, FitWarning, check_interval_method, check_k,
                             check_level, check_metric, check_seed, check_whole)
@@ -714,15 +715,14 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
 
 def _find_map(h: int, starts, box, y, m, weight) -> Optimum:
     """``pymc.find_MAP`` from every start on the flat-prior H-component model, in `box`."""
-    import_pytensor()
-    import pymc as pm
+    pm = import_pymc()
 
     from .graph import get_sampling_model
 
     flat = get_sampling_model(h, "flat")
     objective = get_objective(h)
     best = None
-    with flat.lock, objective.lock:
+    with flat.lock, objective.lock, parallel_c_build():
         flat.set_data(y, m, weight)
         objective.set_data(y, m, weight)
         for z0 in starts:

@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 
 from ..._pytensor import CACHE_ENV  # noqa: F401  (the switch, where it always was)
-from ..._pytensor import cache_path, compile_mode, import_pytensor, load_cached, store_cached
+from ..._cbuild import parallel_c_build
+from ..._pytensor import cache_path, compile_mode, import_pymc, load_cached, store_cached
 from ..._special import log_choose
 from ...inference.optimize import gradient_hessian
 from .parameters import (PARAMETER_BOUNDS, PRIORS, WEAK_PRIOR, bounds, coordinate_blocks,
@@ -111,8 +112,7 @@ def build_model(n_components: int, *, prior: str = "flat", switchable: bool = Fa
     >>> sorted(v.name for v in model.free_RVs)
     ['log_concentration', 'log_mean_gaps', 'logit_mean_first', 'logit_weights']
     """
-    import_pytensor()
-    import pymc as pm
+    pm = import_pymc()
     import pytensor.tensor as pt
     import pytensor.tensor.special  # noqa: F401  (log_softmax)
     from pymc.distributions.dist_math import betaln
@@ -230,8 +230,7 @@ def _compiled(capacity: int) -> _Compiled:
 
 def _compile(capacity: int):
     """Build the switchable PyMC model and compile its ``(logp, dlogp)`` as one function."""
-    import_pytensor()
-    import pymc as pm
+    pm = import_pymc()
     from pymc.pytensorf import join_nonshared_inputs
 
     model = build_model(capacity, switchable=True)
@@ -248,8 +247,9 @@ def _compile(capacity: int):
         raise RuntimeError(f"unexpected variable order {names}, expected {expected}")
     # the graph is small and called many thousands of times: keep its
     # intermediate buffers between calls instead of freeing them (~30% faster)
-    return pm.pytensorf.compile([joined], [logp_j, dlogp_j],
-                                mode=compile_mode(keep_buffers=True))
+    with parallel_c_build():
+        return pm.pytensorf.compile([joined], [logp_j, dlogp_j],
+                                    mode=compile_mode(keep_buffers=True))
 
 
 def _embedding(n_components: int, capacity: int) -> np.ndarray:

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ..._pytensor import cache_path, compile_mode, import_pytensor, load_cached, store_cached
+from ..._cbuild import parallel_c_build
+from ..._pytensor import cache_path, compile_mode, import_pymc, load_cached, store_cached
 from ...inference.optimize import gradient_hessian
 from ._layout import DEFAULT_GRID, WEAK_POOLED_PRIOR, _Layout, _blocks, block_names
 from ._likelihood import _pooled_derivatives
@@ -22,7 +23,7 @@ __all__ = ["PooledObjective", "build_pooled_model", "get_pooled_objective"]
 # -- the PyMC model and its compiled objective -------------------------------------
 def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray = DEFAULT_GRID,
                        n_components: int = 1, prior: str = "flat", slope: bool = False,
-                       shared: bool = False):
+                       shared: bool = False, switchable: bool = False):
     """The PyMC model of the pooled likelihood (flat priors: its mode is the MLE).
 
     With ``prior="weak"`` the free coordinates get the independent normal
@@ -39,9 +40,15 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
     ``concentrations``, ``grid_weights`` (and ``slopes``). The sizes I and G are read from
     the data containers' shapes, so one compiled graph serves panels of any
     shape and any grid.
+
+    With `switchable` (the fit's compiled objective) data containers choose
+    the concentration structure instead of `shared`:
+    ``concentration_levels`` (its length is the size of
+    ``log_concentration``) and ``concentration_index`` (each system's entry
+    of ``log_concentration``). So one compiled graph serves both
+    concentration candidates of a family and slope setting.
     """
-    import_pytensor()
-    import pymc as pm
+    pm = import_pymc()
     import pytensor.tensor as pt
     import pytensor.tensor.special  # noqa: F401  (log_softmax)
     from pymc.distributions.dist_math import betaln as pt_betaln
@@ -55,6 +62,13 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
         n_sys = inc.shape[1] // py.shape[0]
         sizes = {"ability": n_sys, "log_concentration": 1 if shared else n_sys,
                  "log_slope": n_sys, "grid_logits": t.shape[0]}
+        if switchable:
+            n_levels = 1 if shared else layout.n_systems
+            levels = pm.Data("concentration_levels", np.zeros(n_levels))
+            index = pm.Data("concentration_index",
+                            np.zeros(layout.n_systems, dtype="int64") if shared
+                            else np.arange(layout.n_systems, dtype="int64"))
+            sizes["log_concentration"] = levels.shape[0]
         if family != "grid":
             comp = pm.Data("components", np.zeros(n_components))
             sizes.update(difficulty_mean=comp.shape[0], log_difficulty_sd=comp.shape[0],
@@ -75,7 +89,7 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
         # centred, not "the last is minus the sum of the others": every ability stays
         # within twice its coordinate's box, however many systems there are
         a = free["ability"] - pt.mean(free["ability"])
-        log_kappa = free["log_concentration"]
+        log_kappa = free["log_concentration"][index] if switchable else free["log_concentration"]
         if family == "grid":
             log_w = pt.special.log_softmax(free["grid_logits"])
         else:
@@ -113,9 +127,12 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
 class PooledObjective:
     """Compiled ``logp`` and gradient of the pooled model, for :func:`passmix.inference.maximize`.
 
-    One per family and process; :meth:`set_data` points it at a panel and a
-    grid of any shape (the model's sizes are symbolic). Hold :attr:`lock`
-    from :meth:`set_data` until the last evaluation on those data.
+    A view of the compiled graph of its family and slope setting
+    (``switchable``, see :func:`build_pooled_model`) with the view's
+    concentration structure; :meth:`set_data` points it at a panel and a grid
+    of any shape (the model's sizes are symbolic). The views of a graph share
+    its data: hold :attr:`lock` from :meth:`set_data` until the last
+    evaluation on those data.
     """
 
     _fn: Any
@@ -130,16 +147,19 @@ class PooledObjective:
 
     def set_data(self, layout: _Layout, grid: np.ndarray, n_components: int = 1) -> None:
         """Point the model at a panel, a grid and a number of normals (nothing recompiled)."""
+        n = layout.n_systems
         values = {"pair_y": layout.pair_y, "pair_failures": layout.pair_f,
                   "pair_log_comb": layout.pair_log_comb, "incidence": layout.incidence,
-                  "grid": np.asarray(grid, dtype=float)}
+                  "grid": np.asarray(grid, dtype=float),
+                  "concentration_levels": np.zeros(1 if self.shared else n),
+                  "concentration_index": np.zeros(n) if self.shared else np.arange(n)}
         if self.family != "grid":
             values["components"] = np.zeros(n_components)
         for name, value in values.items():
             var = self._data[name]
             var.set_value(np.asarray(value, dtype=var.type.dtype))
         self._layout, self._grid = layout, np.asarray(grid, dtype=float)
-        self.blocks = _blocks(self.family, layout.n_systems, len(grid), n_components, self.slope,
+        self.blocks = _blocks(self.family, n, len(grid), n_components, self.slope,
                               self.shared)
         self._sizes = [dict(self.blocks).get(name, 0)
                        for name in block_names(self.family, self.slope)]
@@ -169,38 +189,50 @@ class PooledObjective:
 # what the compiled objectives are made from: a change in either is a new cache file
 _POOLED_SOURCES = ("models/pooled/_graph.py", "models/pooled/_layout.py",
                    "models/pooled/_likelihood.py", "_pytensor.py")
+# the concentration structure's containers, beside the panel's data
+_SWITCHES = ("concentration_levels", "concentration_index")
 
 
 def _data_names(family: str) -> tuple[str, ...]:
-    names = ("pair_y", "pair_failures", "pair_log_comb", "incidence", "grid")
+    names = ("pair_y", "pair_failures", "pair_log_comb", "incidence", "grid", *_SWITCHES)
     return names if family == "grid" else (*names, "components")
 
 
 @lru_cache(maxsize=None)
-def _objective(family: str, slope: bool = False, shared: bool = False) -> PooledObjective:
-    """The family's compiled objective: from disk if a process made it before
-    (:func:`passmix._pytensor.cache_path`), which skips importing PyMC and
-    rewriting the graph (most of a warm pooled fit's time)."""
-    path = cache_path(f"pooled-{family}-{int(slope)}{int(shared)}", _POOLED_SOURCES)
+def _compiled(family: str, slope: bool) -> tuple[Any, threading.RLock]:
+    """The compiled graph of a family and slope setting, and the lock on its data: from disk
+    if a process made it before (:func:`passmix._pytensor.cache_path`), which skips
+    importing PyMC and rewriting the graph (most of a warm pooled fit's time).
+
+    Slopes stay a graph of their own: their terms would add a third to the C modules
+    that the (default) model without them compiles on a cold start."""
+    path = cache_path(f"pooled-{family}-{int(slope)}", _POOLED_SOURCES)
     fn = load_cached(path, _data_names(family))
     if fn is None:
-        fn = _compile_pooled(family, slope, shared)
+        fn = _compile_pooled(family, slope)
         store_cached(path, fn)
-    return PooledObjective(fn, family, slope, shared)
+    return fn, threading.RLock()
 
 
-def _compile_pooled(family: str, slope: bool, shared: bool):
-    import_pytensor()
-    import pymc as pm
+@lru_cache(maxsize=None)
+def _objective(family: str, slope: bool = False, shared: bool = False) -> PooledObjective:
+    """The view of the compiled graph of `family` and `slope` with this concentration."""
+    fn, lock = _compiled(family, slope)
+    return PooledObjective(fn, family, slope, shared, lock=lock)
+
+
+def _compile_pooled(family: str, slope: bool = False):
+    pm = import_pymc()
 
     # placeholder data of the right ranks; set_data swaps in each panel's
     dummy = _Layout(2, 1, np.zeros(1), np.ones(1), np.zeros(1), np.ones((1, 2)))
-    model = build_pooled_model(dummy, family, DEFAULT_GRID, slope=slope, shared=shared)
+    model = build_pooled_model(dummy, family, DEFAULT_GRID, slope=slope, switchable=True)
     if [v.name for v in model.value_vars] != list(block_names(family, slope)):  # pragma: no cover
         raise RuntimeError("unexpected order of the pooled model's variables")
     logp = model.logp(jacobian=False)
     dlogp = model.dlogp(model.free_RVs, jacobian=False)
-    fn = pm.pytensorf.compile(model.value_vars, [logp, dlogp], mode=compile_mode())
+    with parallel_c_build():
+        fn = pm.pytensorf.compile(model.value_vars, [logp, dlogp], mode=compile_mode())
     if {v.name for v in fn.get_shared()} != set(_data_names(family)):  # pragma: no cover
         raise RuntimeError("unexpected data containers of the pooled model")
     return fn
