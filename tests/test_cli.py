@@ -23,6 +23,7 @@ from click.testing import CliRunner
 import passmix
 import passmix.cli.commands
 from passmix import estimate_table
+from passmix.tables import format_table
 from passmix.cli import main
 from passmix.examples import example_path
 
@@ -311,6 +312,12 @@ def test_fit_status_comes_from_the_model_used():
                              interval="delta")
     for key, fit in mixture.attrs["fits"].items():
         assert fit["loglik"] == pytest.approx(passmix.fit(groups[key], seed=0).loglik, abs=1e-6)
+    # the text table's header names the model whose log-likelihood it shows
+    pooled_text = format_table(table, groups, ["model"], 0.95)
+    mixture_text = format_table(mixture, groups, ["model"], 0.95)
+    assert pooled_text.count("; pooled normal H=1 (joint), loglik=") == len(groups)
+    assert "mixture H=" not in pooled_text
+    assert mixture_text.count("; mixture H=") == len(groups) and "pooled" not in mixture_text
 
 def test_interval_option():
     profile = records(run("--example", "--k", "1000", "--method", "mixture", "--format", "json"))

@@ -111,3 +111,33 @@ class TestCoverage:
         for metric, h in hits.items():
             cover = h / n_rep
             assert np.all((cover >= 0.90) & (cover <= 0.99)), (metric, cover)
+
+
+class TestWaldEnds:
+    """The one Wald interval every model's delta method uses, against the normal formulas."""
+
+    def test_identity_and_logit_scales(self):
+        from passmix.inference import logit_wald_ends, normal_quantile, wald_ends
+
+        z = norm.ppf(0.975)
+        assert normal_quantile(0.95) == pytest.approx(z, rel=1e-15)
+        p, se = np.array([0.02, 0.5, 0.9]), np.array([0.01, 0.05, 0.04])
+        lower, upper = wald_ends(p, se, 0.95, "identity")
+        assert_allclose(lower, np.clip(p - z * se, 0, 1), rtol=1e-14)
+        assert_allclose(upper, np.clip(p + z * se, 0, 1), rtol=1e-14)
+        lower, upper = wald_ends(p, se, 0.95, "logit")
+        centre, half = np.log(p / (1 - p)), z * se / (p * (1 - p))
+        assert_allclose(lower, 1 / (1 + np.exp(-(centre - half))), rtol=1e-13)
+        assert_allclose(upper, 1 / (1 + np.exp(-(centre + half))), rtol=1e-13)
+        # an estimate whose own value underflows: its exact logit still gives ends
+        lo, hi = logit_wald_ends(np.array([-900.0]), np.array([1.0]), 0.95)
+        assert lo[0] == 0.0 and hi[0] == pytest.approx(np.exp(-900.0 + z), rel=1e-12)
+
+    def test_estimates_at_zero_or_one_keep_identity_ends(self):
+        from passmix.inference import wald_ends
+
+        lower, upper = wald_ends(np.array([0.0, 1.0]), np.array([0.1, 0.1]), 0.9, "logit")
+        assert_allclose(lower, [0.0, 1 - norm.ppf(0.95) * 0.1], rtol=1e-14)
+        assert_allclose(upper, [norm.ppf(0.95) * 0.1, 1.0], rtol=1e-14)
+        with pytest.raises(ValueError, match="unknown scale 'probit'"):
+            wald_ends(np.array([0.5]), np.array([0.1]), 0.95, "probit")

@@ -287,6 +287,21 @@ class TestBICTies:
         table = pd.DataFrame({"n_components": [1, 2, 3], "bic": [100.0, 99.0, 99.0 + 1e-10]})
         assert select_by_bic(table) == 2
 
+    def test_one_tie_rule_for_every_criterion(self):
+        """select_by_criterion (BIC here, AIC, BIC and held-out likelihood in fit_pooled):
+        within 1e-6 (1 + |best|) of the best is a tie, the smallest size wins, the first
+        among equal sizes, and NaN never wins."""
+        from passmix.inference import select_by_criterion
+
+        best = -1000.0
+        inside, outside = best - 0.9e-6 * 1001, best - 1.1e-6 * 1001
+        assert select_by_criterion([best, inside, -2000.0], [5, 3, 1]) == 1
+        assert select_by_criterion([best, outside, -2000.0], [5, 3, 1]) == 0
+        assert select_by_criterion([np.nan, -3.0, -3.0], [1, 4, 4]) == 1
+        assert select_by_criterion([-3.0, np.nan], [9, 1]) == 0
+        with pytest.raises(ValueError, match="no model has a score"):
+            select_by_criterion([np.nan], [1])
+
 
 class TestBinomialLimit:
     def test_status_and_convergence_at_the_limit(self):

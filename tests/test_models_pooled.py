@@ -239,10 +239,29 @@ class TestRecovery:
         panel, a, kappa, d, p = simulated
         fit = fit_pooled(panel, family="normal", seed=0)
         k = np.array([1, 10, 100])
-        table = fit.metric("pass@k", k)
+        values = fit.metric("pass@k", k, as_frame=False)
         truth = np.stack([np.mean(1 - (1 - p) ** kk, axis=1) for kk in k], axis=1)
         # 400 tasks: the sampling error of a benchmark-level Pass@k is a few points
-        assert_allclose(table.to_numpy(), truth, atol=0.05)
+        assert_allclose(values, truth, atol=0.05)
+
+    def test_metric_is_every_systems_and_the_table_says_the_same(self, simulated):
+        panel, *_ = simulated
+        fit = fit_pooled(panel, family="normal", seed=0)
+        k = [1, 10, 100]
+        values = fit.metric("pass^k", k, as_frame=False)
+        assert values.shape == (panel.shape[0], 3)
+        for i in range(panel.shape[0]):
+            assert_allclose(values[i], fit.system(panel.systems[i]).metric("pass^k", k),
+                            rtol=1e-12)
+        one = fit.metric("pass^k", 10, as_frame=False)
+        assert one.shape == (panel.shape[0],)
+        assert_allclose(one, values[:, 1], rtol=0)
+        table = fit.metric_table("pass^k", k)
+        assert list(table.columns) == k and list(table.index) == list(panel.systems)
+        assert_allclose(table.to_numpy(), values, rtol=0)
+        with pytest.warns(FutureWarning, match="as_frame=False"):
+            old = fit.metric("pass^k", k)
+        pd.testing.assert_frame_equal(old, table)
 
     def test_grid_family_finds_a_two_point_distribution(self):
         rng = np.random.default_rng(5)

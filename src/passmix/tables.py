@@ -154,7 +154,8 @@ def estimate_table(
         run. ``attrs["fits"]`` maps each group key to ``{"n_components",
         "loglik", "bic", "converged", "status"}`` of the first model among
         `method` that reports them (the mixture or the pooled fit; ``status``
-        as :meth:`passmix.MixtureFit.status`).
+        as :meth:`passmix.MixtureFit.status`), with ``"estimator"`` (and the
+        pooled fit's ``"family"``) where the model says them.
 
     Raises
     ------
@@ -278,6 +279,8 @@ def estimate_table(
 
 #: What ``attrs["fits"]`` keeps of a model's ``info()``.
 _FIT_KEYS = ("n_components", "loglik", "bic", "converged", "status")
+# and, where the model reports them, what names it in the text table's header
+_FIT_LABELS = ("estimator", "family")
 
 @dataclass
 class _GroupRows:
@@ -319,7 +322,7 @@ def _group_work(item: tuple[tuple, Counts], *, methods, joint, options, ks, leve
                 n_comp = info.get("n_components")
                 rows += [{**row, "method": name, "n_components": n_comp} for row in part]
                 if fit is None and set(_FIT_KEYS) <= info.keys():  # the first model fitted
-                    fit = {f: info[f] for f in _FIT_KEYS}
+                    fit = {f: info[f] for f in (*_FIT_KEYS, *_FIT_LABELS) if f in info}
                 undefined = ks[[np.isnan(r["estimate"]) for r in part[:ks.size]]]
                 note = getattr(result, "undefined_note", None)
                 if undefined.size and note is not None:
@@ -467,7 +470,7 @@ def format_table(
         head = f"{label}: J={counts.n_observed} tasks, m={_trials_range(counts)}"
         if key in fits:
             f = fits[key]
-            head += f"; mixture H={f['n_components']}, loglik={f['loglik']:.3f}"
+            head += f"; {_fit_label(f)}, loglik={f['loglik']:.3f}"
             status = f.get("status", "converged" if f["converged"] else "NOT converged")
             if status != "converged":
                 head += f" ({status.removeprefix('converged; ')})"
@@ -488,6 +491,16 @@ def format_table(
         ]
         blocks.append("\n".join([head, *_aligned(columns)]))
     return "\n\n".join(blocks) + "\n"
+
+
+def _fit_label(fit: Mapping[str, Any]) -> str:
+    """The model of a group's header: ``mixture H=2``, or ``pooled normal H=1 (joint)``, whose
+    log-likelihood is the joint fit's."""
+    if fit.get("estimator") == "pooled":
+        family = fit.get("family", "normal")
+        size = f" H={fit['n_components']}" if family != "grid" else ""
+        return f"pooled {family}{size} (joint)"
+    return f"mixture H={fit['n_components']}"
 
 
 def _aligned(columns: list[tuple[str, list[str], bool]]) -> list[str]:

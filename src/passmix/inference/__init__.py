@@ -1,7 +1,7 @@
 """Likelihood inference shared by every model: optimisation, delta and profile intervals.
 
 * :mod:`~passmix.inference.optimize`: multi-start maximisation, Newton polish,
-  observed-information covariance, selection by BIC;
+  observed-information covariance, selection by a criterion (one tie rule);
 * :mod:`~passmix.inference.delta`: delta-method intervals and the
   :class:`ConfidenceInterval` result;
 * :mod:`~passmix.inference.profile`: profile-likelihood intervals over a
@@ -9,10 +9,11 @@
 """
 
 from .delta import (ConfidenceInterval, DeltaMethodResult, IntervalEnds, delta_interval,
-                    delta_method, metric_gradient, widen_degenerate)
+                    delta_method, logit_wald_ends, metric_gradient, normal_quantile, wald_ends,
+                    widen_degenerate)
 from .optimize import (BOUND_TOL, Optimum, at_bound, covariance_from_information, damped_newton,
                        gradient_hessian, is_stationary, maximize, newton_polish,
-                       observed_covariance, select_by_bic)
+                       observed_covariance, select_by_bic, select_by_criterion)
 from .profile import (LikelihoodRegion, ProfileResult, extreme_on_region, profile_extremes,
                       profile_interval, repair_across_metrics)
 
@@ -20,6 +21,8 @@ __all__ = ["BOUND_TOL", "ConfidenceInterval", "DeltaMethodResult", "IntervalEnds
            "Optimum",
            "ProfileResult", "at_bound", "covariance_from_information", "damped_newton",
            "delta_interval", "delta_method", "extreme_on_region", "gradient_hessian",
-           "is_stationary", "maximize", "metric_gradient", "newton_polish",
+           "is_stationary", "logit_wald_ends", "maximize", "metric_gradient", "newton_polish",
+           "normal_quantile",
            "observed_covariance", "profile_extremes", "profile_interval",
-           "repair_across_metrics", "select_by_bic", "widen_degenerate"]
+           "repair_across_metrics", "select_by_bic", "select_by_criterion", "wald_ends",
+           "widen_degenerate"]

@@ -24,7 +24,8 @@ from ..metrics import TINY, evaluate_metric
 from ..models.mixture.parameters import unpack, unpack_jacobian
 
 __all__ = ["ConfidenceInterval", "DeltaMethodResult", "IntervalEnds", "delta_interval", "delta_method",
-           "metric_gradient", "widen_degenerate"]
+           "logit_wald_ends", "metric_gradient", "normal_quantile", "wald_ends",
+           "widen_degenerate"]
 
 _SCALES = ("logit", "identity")
 
@@ -216,7 +217,7 @@ def delta_interval(values, gradient, covariance, metric: str, k, *, level: float
     cov = grad @ np.asarray(covariance, dtype=float) @ grad.T
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     estimate = np.clip(np.asarray(values, dtype=float), 0.0, 1.0)
-    lower, upper = _interval_ends(estimate, se, ndtri(0.5 + level / 2.0), scale)
+    lower, upper = wald_ends(estimate, se, level, scale)
     # rounding can put an end a ulp past the estimate, and a zero standard
     # error (coordinates held on a bound) gives ends that coincide
     lower, upper = widen_degenerate(np.minimum(lower, estimate), np.maximum(upper, estimate))
@@ -226,18 +227,68 @@ def delta_interval(values, gradient, covariance, metric: str, k, *, level: float
     )
 
 
-def _interval_ends(estimate, se, z, scale):
+def normal_quantile(level: float) -> float:
+    """The two-sided normal critical value of a confidence level: ``ndtri(0.5 + level / 2)``.
+
+    Examples
+    --------
+    >>> from passmix.inference.delta import normal_quantile
+    >>> round(normal_quantile(0.95), 4)
+    1.96
+    """
+    return float(ndtri(0.5 + level / 2.0))
+
+
+def logit_wald_ends(centre, se_logit, level: float) -> tuple[np.ndarray, np.ndarray]:
+    """Wald ends on the logit scale, mapped back: ``expit(centre -+ z se_logit)``.
+
+    `centre` is the estimate's logit, exact where the estimate itself would
+    underflow (a Pass^k of 1e-400 has a logit of about -921), and `se_logit`
+    its standard error.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.inference.delta import logit_wald_ends
+    >>> lower, upper = logit_wald_ends(np.array([0.0]), np.array([1.0]), 0.95)
+    >>> np.round([lower[0], upper[0]], 4).tolist()
+    [0.1235, 0.8765]
+    """
+    centre = np.asarray(centre, dtype=float)
+    half = normal_quantile(level) * np.asarray(se_logit, dtype=float)
+    return expit(centre - half), expit(centre + half)
+
+
+def wald_ends(estimate, se, level: float, scale: str = "logit"
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """Wald (delta-method) ends of estimates in [0, 1] with standard errors `se`.
+
+    ``scale="identity"``: ``estimate -+ z se`` clipped to [0, 1];
+    ``scale="logit"``: the same on the logit scale (the standard error there
+    is ``se / (p (1 - p))``), so the ends stay inside (0, 1); where the
+    estimate is 0 or 1 to double precision its logit is infinite and the
+    identity-scale ends are kept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.inference.delta import wald_ends
+    >>> lower, upper = wald_ends(np.array([0.5]), np.array([0.1]), 0.95, "identity")
+    >>> np.round([lower[0], upper[0]], 4).tolist()
+    [0.304, 0.696]
+    """
+    if scale not in _SCALES:
+        raise ValueError(f"unknown scale {scale!r}; expected one of {', '.join(_SCALES)}.")
+    estimate = np.asarray(estimate, dtype=float)
+    se = np.asarray(se, dtype=float)
+    z = normal_quantile(level)
     lower = np.clip(estimate - z * se, 0.0, 1.0)
     upper = np.clip(estimate + z * se, 0.0, 1.0)
     if scale == "logit":
-        # where the estimate is 0 or 1 to double precision the logit is infinite:
-        # keep the identity-scale ends there
         inner = (estimate > 1e-300) & (estimate < 1.0 - 1e-15)
         est = estimate[inner]
-        centre = np.log(est) - np.log1p(-est)
-        half = z * se[inner] / (est * (1.0 - est))
-        lower[inner] = expit(centre - half)
-        upper[inner] = expit(centre + half)
+        lower[inner], upper[inner] = logit_wald_ends(np.log(est) - np.log1p(-est),
+                                                     se[inner] / (est * (1.0 - est)), level)
     return lower, upper
 
 

@@ -6,8 +6,8 @@ log-likelihood and its gradient at coordinates z), ``negative(z)`` (their
 negatives, for ``scipy.optimize.minimize``) and ``hessian(z)``; plus its box
 bounds and starting points. :func:`maximize` returns the best
 :class:`Optimum`; :func:`observed_covariance` the inverse observed
-information there; :func:`select_by_bic` picks among models of different
-size. Intervals built on these are in :mod:`passmix.inference.delta` (delta method)
+information there; :func:`select_by_criterion` picks among models of different
+size (:func:`select_by_bic` for the mixture's components). Intervals built on these are in :mod:`passmix.inference.delta` (delta method)
 and :mod:`passmix.inference.profile` (profile likelihood). The Beta mixture
 (:mod:`passmix.models.mixture.fit`) supplies only its objective, bounds and starts.
 """
@@ -23,7 +23,7 @@ from scipy.optimize import minimize
 
 __all__ = ["BOUND_TOL", "Optimum", "at_bound", "covariance_from_information", "damped_newton",
            "gradient_hessian", "is_stationary", "maximize", "newton_polish",
-           "observed_covariance", "select_by_bic"]
+           "observed_covariance", "select_by_bic", "select_by_criterion"]
 
 #: A coordinate within this (relative to 1 + |bound|) of its bound is on it.
 BOUND_TOL = 1e-6
@@ -32,8 +32,8 @@ _POLISH = {"maxiter": 5000, "ftol": 1e-13, "gtol": 1e-8}
 # converged when Newton steps could raise the log-likelihood by less than this
 _DECREMENT_TOL = 1e-6
 _NEWTON_STEPS = 8
-# BIC values within this (relative to 1 + |BIC|) are a tie, which the smaller model wins
-_BIC_TIE = 1e-6
+# criteria within this (relative to 1 + |best|) are a tie, which the smaller model wins
+_TIE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -360,15 +360,53 @@ def _inverse_information(info: np.ndarray) -> np.ndarray:
         return (vectors * inverse) @ vectors.T
 
 
+def select_by_criterion(scores, sizes) -> int:
+    """The position of the best model: the highest score, ties going to the smallest size.
+
+    One tie rule for every choice among fitted models (BIC among the
+    mixture's H, AIC, BIC or held-out likelihood among the pooled model's
+    candidates): scores within a relative 1e-6 of the best (``1e-6 (1 +
+    |best|)``) tie, and the smallest model among them wins (the first
+    listed, among equal sizes). A fixed relative tolerance makes the choice
+    independent of the last bits of the log-likelihood, which differ between
+    machines. NaN scores never win.
+
+    Parameters
+    ----------
+    scores : array_like
+        Larger is better: minus an information criterion, or a held-out
+        log-likelihood.
+    sizes : array_like
+        Each model's size (number of parameters, or components).
+
+    Returns
+    -------
+    int
+        The chosen model's position.
+
+    Examples
+    --------
+    >>> from passmix.inference import select_by_criterion
+    >>> select_by_criterion([-10.0, -10.0 + 1e-9, -12.0], [3, 5, 1])
+    0
+    """
+    scores = np.asarray(scores, dtype=float)
+    sizes = np.asarray(sizes, dtype=float)
+    if scores.size == 0 or scores.shape != sizes.shape:
+        raise ValueError("scores and sizes must be non-empty and of the same length.")
+    valid = ~np.isnan(scores)
+    if not valid.any():
+        raise ValueError("no model has a score.")
+    best = np.max(scores[valid])
+    tied = np.flatnonzero(valid & (scores >= best - _TIE * (1.0 + abs(best))))
+    return int(tied[np.argmin(sizes[tied])])  # argmin: the first among equal sizes
+
+
 def select_by_bic(table: pd.DataFrame) -> int:
-    """The model of smallest BIC; values within a relative 1e-6 tie and the smaller wins.
+    """The number of components of smallest BIC (:func:`select_by_criterion`'s ties).
 
-    `table` has a column ``n_components`` (the model's size, smaller first)
-    and a column ``bic``.
-
-    A fixed relative tolerance makes the choice independent of the last bits
-    of the log-likelihood, which differ between machines (with one task the
-    penalty is 0 and every H reaches the same likelihood).
+    `table` has a column ``n_components`` (the model's size) and a column
+    ``bic``.
 
     Examples
     --------
@@ -377,7 +415,5 @@ def select_by_bic(table: pd.DataFrame) -> int:
     >>> select_by_bic(pd.DataFrame({"n_components": [1, 2], "bic": [2.45, 2.45 - 1e-12]}))
     1
     """
-    bic = table["bic"].to_numpy(dtype=float)
-    best = np.nanmin(bic)
-    tied = bic <= best + _BIC_TIE * (1.0 + abs(best))
-    return int(table["n_components"].to_numpy()[np.argmax(tied)])
+    sizes = table["n_components"].to_numpy()
+    return int(sizes[select_by_criterion(-table["bic"].to_numpy(dtype=float), sizes)])

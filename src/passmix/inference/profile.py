@@ -45,10 +45,11 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
-from scipy.special import expit, ndtri
+from scipy.special import expit
 
 from .._validation import check_k, check_level, check_metric
-from .delta import IntervalEnds, widen_degenerate
+from .._cache import BoundedMemo
+from .delta import IntervalEnds, normal_quantile, widen_degenerate
 from .optimize import at_bound
 
 __all__ = ["LikelihoodRegion", "ProfileResult", "extreme_on_region", "profile_extremes",
@@ -205,16 +206,8 @@ def _restore(logp: Callable, x: np.ndarray, threshold: float, box: np.ndarray,
     return None
 
 
-class _Seen(dict):
-    """Values of a function at points already evaluated, the most recent
-    :attr:`size` kept (a search revisits only the points it has just seen)."""
-
-    size = 512
-
-    def __setitem__(self, key, value):
-        if len(self) >= self.size:
-            del self[next(iter(self))]
-        super().__setitem__(key, value)
+# a search revisits only the points it has just seen: keep the most recent values
+_SEEN = 512
 
 
 def _frozen(value, grad: np.ndarray) -> tuple[float, np.ndarray]:
@@ -228,7 +221,7 @@ def _frozen(value, grad: np.ndarray) -> tuple[float, np.ndarray]:
 def region_drop(level: float) -> float:
     """How far below the maximum the region's log-likelihood reaches: ``chi2(1).ppf(level) / 2``."""
     # the chi-square(1) quantile is the square of the normal one
-    return 0.5 * float(ndtri(0.5 + level / 2.0)) ** 2
+    return 0.5 * normal_quantile(level) ** 2
 
 
 class _SearchCoordinates:
@@ -502,7 +495,7 @@ class LikelihoodRegion:
         self.ends: list[np.ndarray] = []
         # the searches revisit points (a start, SLSQP's end, a restart): each point's
         # log-likelihood is computed once per extremes() call
-        self._logp_seen = _Seen()
+        self._logp_seen = BoundedMemo(_SEEN)
         #: the last point's ends of the last :meth:`extremes` call, ``{1.0: lower, -1.0: upper}``
         self.end_points: dict[float, np.ndarray] = {}
 
@@ -826,7 +819,7 @@ class LikelihoodRegion:
         for i in order:
             t = points[i]
 
-            seen = _Seen()
+            seen = BoundedMemo(_SEEN)
 
             def value(x, t=t, seen=seen):
                 key = x.tobytes()

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, logit, ndtri
+from scipy.special import logit
 
 from threadpoolctl import threadpool_limits
 
@@ -34,7 +34,8 @@ from ..distributions import BetaMixture, mixture_ppf, wasserstein1, wasserstein1
 from ..models.mixture.fit import MixtureFit, fit
 from ..models.mixture.graph import get_objective
 from ..models.mixture.parameters import bounds, unpack
-from ..inference.profile import profile_extremes
+from ..inference.delta import logit_wald_ends, wald_ends
+from ..inference.profile import profile_extremes, region_drop
 from .data import Configurations
 from .sampling import sample_cells
 
@@ -114,13 +115,11 @@ class SensitivityResult:
     def _delta(self, func, level: float, scale: str):
         value, grad = self._value_and_gradient(func)
         se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", grad, self.fit.covariance, grad), 0.0))
-        z = ndtri(0.5 + level / 2.0)
         if scale == "logit":
             v = np.clip(value, _EDGE, 1.0 - _EDGE)
-            se_l = se / (v * (1.0 - v))
-            lo, hi = expit(logit(v) - z * se_l), expit(logit(v) + z * se_l)
+            lo, hi = logit_wald_ends(logit(v), se / (v * (1.0 - v)), level)
         else:
-            lo, hi = np.maximum(value - z * se, 0.0), value + z * se
+            lo, hi = wald_ends(value, se, level, "identity")
         return value, se, lo, hi
 
     def _profile_quantiles(self, u: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
@@ -128,7 +127,7 @@ class SensitivityResult:
         fit_ = self.fit
         objective = get_objective(fit_.n_components)
         y, m, weight = fit_.counts.pairs()
-        drop = 0.5 * float(ndtri(0.5 + level / 2.0)) ** 2
+        drop = region_drop(level)
 
         def quantile_logit(z, t):
             value, grad = self._value_and_gradient(

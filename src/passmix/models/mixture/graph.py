@@ -44,7 +44,7 @@ from ..._pytensor import CACHE_ENV  # noqa: F401  (the switch, where it always w
 from ..._cbuild import parallel_c_build
 from ..._pytensor import cache_path, compile_mode, import_pymc, load_cached, store_cached
 from ..._special import log_choose
-from ...inference.optimize import gradient_hessian
+from .._objective import CompiledObjective
 from .parameters import (PARAMETER_BOUNDS, PRIORS, WEAK_PRIOR, bounds, coordinate_blocks,
                          coordinate_names, n_free_parameters, pack, split_coordinates, unpack,
                          unpack_jacobian)
@@ -259,8 +259,7 @@ def _embedding(n_components: int, capacity: int) -> np.ndarray:
                            2 * c - 1 + np.arange(h)]).astype(int)
 
 
-@dataclass
-class MixtureObjective:
+class MixtureObjective(CompiledObjective):
     """Compiled ``logp`` and gradient of the H-component model, driven by scipy.
 
     A view of the shared switchable model (:data:`OBJECTIVE_CAPACITY`
@@ -274,39 +273,25 @@ class MixtureObjective:
     evaluation on those data: the views of one capacity share the data.
     """
 
-    n_components: int
-    _data: dict[str, Any]
-    _fn: Any
-    lock: threading.RLock
-    _embed: np.ndarray
-    _size: int
-    _active: np.ndarray
+    def __init__(self, n_components: int, fn: Any, lock: threading.RLock, capacity: int
+                 ) -> None:
+        super().__init__(fn, lock)
+        self.n_components = int(n_components)
+        self._embed = _embedding(self.n_components, capacity)
+        self._size = n_free_parameters(capacity)
+        self._active = (np.arange(capacity) < self.n_components).astype(float)
 
     def set_data(self, y: np.ndarray, m: np.ndarray, weight: np.ndarray) -> None:
         """Point the model at new distinct pairs ``(y, m)`` with task counts `weight`."""
-        for name, value in {**pair_data(y, m, weight), "active": self._active}.items():
-            self._data[name].set_value(value)
+        self._set_values({**pair_data(y, m, weight), "active": self._active})
 
-    def logp_dlogp(self, z: np.ndarray) -> tuple[float, np.ndarray]:
-        """Log-likelihood and its gradient at unconstrained coordinates `z`."""
+    def _inputs(self, z: np.ndarray) -> tuple:
         full = np.zeros(self._size)
         full[self._embed] = z
-        logp, grad = self._fn(full)
-        return float(logp), grad[self._embed]
+        return (full,)
 
-    def negative(self, z: np.ndarray) -> tuple[float, np.ndarray]:
-        """``(-logp, -dlogp)``, the form ``scipy.optimize.minimize`` takes."""
-        logp, grad = self.logp_dlogp(z)
-        return -logp, -grad
-
-    def hessian(self, z: np.ndarray, rel_step: float = 1e-5) -> np.ndarray:
-        """Hessian of ``logp`` by central differences of the compiled gradient.
-
-        Compiling PyMC's symbolic ``d2logp`` for this model costs tens of
-        seconds; differencing the exact gradient agrees with it to ~1e-8
-        relative in milliseconds.
-        """
-        return gradient_hessian(self.logp_dlogp, z, rel_step)
+    def _own_gradient(self, grad: np.ndarray) -> np.ndarray:
+        return grad[self._embed]
 
 
 @lru_cache(maxsize=None)
@@ -324,10 +309,7 @@ def get_objective(n_components: int, prior: str = "flat") -> MixtureObjective:
     if h < 1:
         raise ValueError(f"n_components must be >= 1, got {n_components}.")
     shared = _compiled(max(h, OBJECTIVE_CAPACITY))
-    active = (np.arange(shared.capacity) < h).astype(float)
-    return MixtureObjective(h, shared.data, shared.fn, shared.lock,
-                            _embedding(h, shared.capacity),
-                            n_free_parameters(shared.capacity), active)
+    return MixtureObjective(h, shared.fn, shared.lock, shared.capacity)
 
 
 @dataclass

@@ -5,7 +5,6 @@ fits).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -13,7 +12,7 @@ import numpy as np
 
 from ..._cbuild import parallel_c_build
 from ..._pytensor import cache_path, compile_mode, import_pymc, load_cached, store_cached
-from ...inference.optimize import gradient_hessian
+from .._objective import CompiledObjective
 from ._layout import DEFAULT_GRID, WEAK_POOLED_PRIOR, _Layout, _blocks, block_names
 from ._likelihood import _pooled_derivatives
 
@@ -123,8 +122,7 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
     return model
 
 
-@dataclass
-class PooledObjective:
+class PooledObjective(CompiledObjective):
     """Compiled ``logp`` and gradient of the pooled model, for :func:`passmix.inference.maximize`.
 
     A view of the compiled graph of its family and slope setting
@@ -135,15 +133,11 @@ class PooledObjective:
     evaluation on those data.
     """
 
-    _fn: Any
-    family: str
-    slope: bool = False
-    shared: bool = False
-    blocks: list = field(default_factory=list)
-    lock: threading.RLock = field(default_factory=threading.RLock)
-
-    def __post_init__(self) -> None:
-        self._data = {v.name: v for v in self._fn.get_shared()}
+    def __init__(self, fn: Any, family: str, slope: bool = False, shared: bool = False,
+                 lock: threading.RLock | None = None) -> None:
+        super().__init__(fn, lock)
+        self.family, self.slope, self.shared = family, bool(slope), bool(shared)
+        self.blocks: list = []
 
     def set_data(self, layout: _Layout, grid: np.ndarray, n_components: int = 1) -> None:
         """Point the model at a panel, a grid and a number of normals (nothing recompiled)."""
@@ -155,27 +149,18 @@ class PooledObjective:
                   "concentration_index": np.zeros(n) if self.shared else np.arange(n)}
         if self.family != "grid":
             values["components"] = np.zeros(n_components)
-        for name, value in values.items():
-            var = self._data[name]
-            var.set_value(np.asarray(value, dtype=var.type.dtype))
+        self._set_values(values)
         self._layout, self._grid = layout, np.asarray(grid, dtype=float)
         self.blocks = _blocks(self.family, n, len(grid), n_components, self.slope,
                               self.shared)
         self._sizes = [dict(self.blocks).get(name, 0)
                        for name in block_names(self.family, self.slope)]
 
-    def logp_dlogp(self, z: np.ndarray) -> tuple[float, np.ndarray]:
-        z = np.asarray(z, dtype=float)
+    def _inputs(self, z: np.ndarray) -> tuple:
         # one input per free variable, in the model's order
-        parts = np.split(z, np.cumsum(self._sizes)[:-1])
-        logp, grad = self._fn(*parts)
-        return float(logp), np.asarray(grad)
+        return tuple(np.split(z, np.cumsum(self._sizes)[:-1]))
 
-    def negative(self, z: np.ndarray) -> tuple[float, np.ndarray]:
-        logp, grad = self.logp_dlogp(z)
-        return -logp, -grad
-
-    def hessian(self, z: np.ndarray) -> np.ndarray:
+    def hessian(self, z: np.ndarray, rel_step: float = 1e-5) -> np.ndarray:
         """Hessian of ``logp``, analytic (:class:`_PooledDerivatives`): 2n compiled
         gradients of differencing would cost minutes for hundreds of systems."""
         return -_pooled_derivatives(self._layout, self._grid, self.family, self.blocks,
@@ -183,7 +168,7 @@ class PooledObjective:
 
     def hessian_by_differences(self, z: np.ndarray) -> np.ndarray:
         """Hessian by central differences of the compiled gradient (the reference)."""
-        return gradient_hessian(self.logp_dlogp, z)
+        return super().hessian(z)
 
 
 # what the compiled objectives are made from: a change in either is a new cache file

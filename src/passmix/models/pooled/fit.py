@@ -15,7 +15,7 @@ from scipy.special import log_softmax
 
 from ..._validation import FitWarning, check_seed
 from ...data.counts import Counts
-from ...inference.optimize import Optimum, at_bound, maximize
+from ...inference.optimize import Optimum, at_bound, maximize, select_by_criterion
 from ...data.panel import Panel, as_panel
 from ._graph import PooledObjective, _layout_loglik, get_pooled_objective
 from ._layout import (CONCENTRATIONS, CRITERIA, DEFAULT_GRID, FAMILIES, _BOUNDS, _Layout, _box,
@@ -429,12 +429,9 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     else:
         score = _heldout_loglik(panel, families, int(max_components), grid, int(n_init),
                                 int(n_folds), rng, slopes, concentrations)
-        table["heldout_loglik"] = score
-        score = np.where(np.isnan(score), -np.inf, score)  # a fold that failed loses
-    # ties (within 1e-6 relative) go to the simpler model, as in passmix.fit
-    top = score.max()
-    tied = [i for i, v in enumerate(score) if v >= top - 1e-6 * max(1.0, abs(top))]
-    best = candidates[min(tied, key=lambda i: candidates[i].n_params)]
+        table["heldout_loglik"] = score  # NaN where a fold failed: that candidate loses
+    # ties go to the simpler model, as in passmix.fit
+    best = candidates[select_by_criterion(score, table["n_params"].to_numpy())]
     table["selected"] = [c is best for c in candidates]
     if not best.optimum.converged:
         shape = (f"{best.family}" + (f", H = {best.n_components}" if best.family != "grid" else "")

@@ -4,17 +4,19 @@
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import betaln, expit, ndtri
+from scipy.special import betaln, expit
 
+from ..._cache import BoundedMemo
 from ..._defaults import METRICS, SUMMARY_K
 from ..._validation import check_interval_method, check_k, check_level, check_metric
 from ...inference.optimize import at_bound, covariance_from_information
-from ...inference.delta import ConfidenceInterval
+from ...inference.delta import ConfidenceInterval, logit_wald_ends, normal_quantile
 from ...metrics import evaluate_logit, evaluate_metric
 from ...data.panel import Panel
 from ...inference.profile import LikelihoodRegion, region_drop, repair_across_metrics
@@ -186,8 +188,22 @@ class PooledFit:
         """(I, K) logits of the metric, exact where it underflows or rounds to 1."""
         return self._per_system(evaluate_logit, metric, k_arr, z, rows)
 
-    def metric(self, metric: str, k) -> pd.DataFrame:
-        """A metric of every system at horizon(s) `k`: one row per system, one column per k.
+    def metric(self, metric: str, k, *, as_frame: bool | None = None):
+        """A metric of every system at horizon(s) `k`, as every result's ``metric`` gives it.
+
+        Parameters
+        ----------
+        metric : {"pass@k", "pass^k", "auc@k"}
+            The metric.
+        k : int or sequence of int
+            Horizon(s).
+        as_frame : bool, optional
+            False: an array, shape ``(systems,)`` at one horizon and
+            ``(systems, len(k))`` at several (each row a system's
+            :meth:`PooledSystem.metric`). True: a table, one row per system
+            (index ``system``) and one column per k (:meth:`metric_table`).
+            Not given: the table, with a FutureWarning; the array becomes the
+            default in the next release, as for every other result.
 
         Examples
         --------
@@ -198,9 +214,36 @@ class PooledFit:
         >>> p = 1 / (1 + np.exp(-(np.array([[-1.0], [0.0], [1.0]]) - d)))
         >>> panel = passmix.Panel(rng.binomial(5, p), np.full(p.shape, 5), systems=["a", "b", "c"])
         >>> fit = passmix.fit_pooled(panel, seed=0)
-        >>> table = fit.metric("pass@k", [1, 100])
-        >>> bool((table[100] >= table[1]).all())
-        True
+        >>> values = fit.metric("pass@k", [1, 100], as_frame=False)
+        >>> values.shape, bool((values[:, 1] >= values[:, 0]).all())
+        ((3, 2), True)
+        """
+        if as_frame is None:
+            warnings.warn("PooledFit.metric returns a table today and an array (systems x k, "
+                          "like every result's metric) from the next release: pass "
+                          "as_frame=False for the array, or use PooledFit.metric_table for the "
+                          "table.", FutureWarning, stacklevel=2)
+            as_frame = True
+        if as_frame:
+            return self.metric_table(metric, k)
+        metric = check_metric(metric)
+        k_arr, scalar = check_k(k)
+        values = self._values(metric, k_arr)
+        return values[:, 0] if scalar else values
+
+    def metric_table(self, metric: str, k) -> pd.DataFrame:
+        """A metric of every system at horizon(s) `k`: one row per system, one column per k.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> y = np.array([[0, 1, 2, 4, 5], [1, 3, 2, 5, 5]])
+        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5), systems=["a", "b"]),
+        ...                          seed=0)
+        >>> table = fit.metric_table("pass@k", [1, 100])
+        >>> table.index.tolist(), bool((table[100] >= table[1]).all())
+        (['a', 'b'], True)
         """
         metric = check_metric(metric)
         k_arr, _ = check_k(k)
@@ -298,24 +341,21 @@ class PooledFit:
     def _delta_all(self, metric: str, k_arr: np.ndarray, level: float) -> pd.DataFrame:
         rows = list(range(self._layout.n_systems))
         cov = self._covariance()
-        from scipy.special import ndtri
-
-        z_crit = ndtri(0.5 + level / 2)
         base = self._values(metric, k_arr, rows=rows)
         grads, centre = self._logit_gradients(metric, k_arr, np.diag(cov) > 0)
         se_logit = np.sqrt(np.maximum(np.einsum("cik,cd,dik->ik", grads, cov, grads), 0.0))
         if self.robust:
             se_logit = se_logit * np.sqrt(np.stack([self._inflation(metric, k) for k in k_arr],
                                                    axis=1))
+        lower, upper = logit_wald_ends(centre, se_logit, level)
         # rounding may put the estimate a hair outside expit of its own logit's interval
-        lower = np.minimum(expit(centre - z_crit * se_logit), base)
-        upper = np.maximum(expit(centre + z_crit * se_logit), base)
+        lower, upper = np.minimum(lower, base), np.maximum(upper, base)
         # The benchmark's metric is over these tasks' own success probabilities, which
         # stay uncertain given the data even at known parameters: add that variance to
         # each half-width in quadrature, on the probability scale (on the logit scale
         # it is divided by M^2, which for a small Pass^k blows up to an interval of ~1)
         var_tasks = self._task_variance(metric, k_arr)
-        lower, upper = _with_task_spread(base, lower, upper, var_tasks, z_crit)
+        lower, upper = _with_task_spread(base, lower, upper, var_tasks, normal_quantile(level))
         # the se on the probability scale: d expit = M (1 - M) d logit
         se = np.hypot(base * (1 - base) * se_logit, np.sqrt(var_tasks))
         return self._table(metric, k_arr, rows, base, se, lower, upper)
@@ -391,9 +431,8 @@ class PooledFit:
                 lower[part], upper[part] = self._cache[key]
         base = self._values(metric, k_arr, rows=[i])[0]
         lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
-        z_crit = ndtri(0.5 + level / 2)
         var_tasks = self._task_variance(metric, k_arr, rows=[i])[0]
-        lower, upper = _with_task_spread(base, lower, upper, var_tasks, z_crit)
+        lower, upper = _with_task_spread(base, lower, upper, var_tasks, normal_quantile(level))
         lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
         for arr in (lower, upper):
             arr.flags.writeable = False
@@ -859,13 +898,11 @@ class _SharedPieces:
 
     def __init__(self, fit: PooledFit):
         self.fit = fit
-        self._seen: dict[bytes, _PooledDerivatives] = {}
+        self._seen: BoundedMemo = BoundedMemo(64)
 
     def pieces(self, z: np.ndarray) -> _PooledDerivatives:
         key = z.tobytes()
         if key not in self._seen:
-            if len(self._seen) >= 64:
-                del self._seen[next(iter(self._seen))]
             fit = self.fit
             self._seen[key] = _pooled_derivatives(fit._layout, fit.grid, fit.family,
                                                   fit._blocks(), z, second=False)
