@@ -1,13 +1,16 @@
 """NUTS for the pooled model: metrics of known success probabilities, and the posterior
 against the maximum-likelihood fit (Bernstein-von Mises) on simulated panels."""
 
+import arviz as az
 import mpmath as mp
 import numpy as np
+import pandas as pd
 import pytest
+from numpy.testing import assert_allclose
 
 import passmix
 from passmix.data.panel import Panel
-from passmix.bayes.pooled import point_metric, sample_pooled
+from passmix.bayes.pooled import PooledPosterior, point_metric, pooled_fit, sample_pooled
 
 from conftest import simulate_panel
 
@@ -55,22 +58,25 @@ def test_posterior_agrees_with_the_fit_where_the_data_are_many():
     y, m, p = simulate_panel(rng, a, [20.0, 20.0, 20.0], rng.normal(0.5, 1.5, 100), 10)
     post = sample_pooled(Panel(y, m), draws=400, tune=400, chains=2, seed=0,
                          grid=np.linspace(-12, 14, 53))
-    diag = post.diagnose()
+    fit = pooled_fit(post)
+    assert isinstance(post, az.InferenceData) and isinstance(fit, passmix.PooledFit)
+    diag = passmix.bayes.diagnose(post)
     assert (diag["r_hat"] < 1.05).all()
     assert (diag["ess_bulk"] > 100).all()
-    abilities = diag.loc[[f"abilities[{i}]" for i in range(3)], "mean"].to_numpy()
-    np.testing.assert_allclose(abilities, post.fit.abilities, atol=0.1)
-    table = post.summary(k=[1, 10])
-    np.testing.assert_allclose(table["mean"], table["estimate"], atol=0.012)
-    np.testing.assert_allclose(table["lower"], table["delta_lower"], atol=0.02)
-    np.testing.assert_allclose(table["upper"], table["delta_upper"], atol=0.02)
-    assert (table["lower"] <= table["mean"]).all() and (table["mean"] <= table["upper"]).all()
-    draws = post.metric_draws("pass@k", [1, 10])
-    assert draws.shape == (800, 6)
+    abilities = post.posterior["abilities"].mean(("chain", "draw")).to_numpy()
+    np.testing.assert_allclose(abilities, fit.abilities, atol=0.1)
+    table = passmix.compare_intervals(fit, post, k=[1, 10])
+    np.testing.assert_allclose(table["posterior_mean"], table["estimate"], atol=0.012)
+    np.testing.assert_allclose(table["credible_lower"], table["delta_lower"], atol=0.02)
+    np.testing.assert_allclose(table["credible_upper"], table["delta_upper"], atol=0.02)
+    assert (table["credible_lower"] <= table["posterior_mean"]).all()
+    assert (table["posterior_mean"] <= table["credible_upper"]).all()
+    draws = passmix.posterior_metrics(post, [1, 10], metric="pass@k")
+    assert draws.dims == ("chain", "draw", "system", "k") and draws.shape == (2, 400, 3, 2)
     # Pass@1 draws are the tasks' mean success: near the systems' observed rates
     observed = (y / m).mean(axis=1)
-    np.testing.assert_allclose(draws.xs(1, axis=1, level="k").mean(), observed, atol=0.01)
-    assert isinstance(post.fit, passmix.PooledFit)
+    np.testing.assert_allclose(draws.sel(k=1).mean(("chain", "draw")), observed, atol=0.01)
+    assert post.sample_stats.attrs["passmix_problems"] == []
 
 
 def test_weak_prior_model_with_slopes():
@@ -105,11 +111,105 @@ def test_posterior_with_slopes_agrees_with_the_fit():
     y, m = rng.binomial(10, p), np.full(p.shape, 10)
     post = sample_pooled(Panel(y, m), slope=True, draws=400, tune=400, chains=2, seed=0,
                          grid=np.linspace(-12, 14, 53))
-    assert post.fit.slope
-    diag = post.diagnose()
+    fit = pooled_fit(post)
+    assert fit.slope
+    diag = passmix.bayes.diagnose(post)
     assert (diag["r_hat"] < 1.05).all() and (diag["ess_bulk"] > 100).all()
-    slopes = post.idata.posterior["slopes"].mean(("chain", "draw")).to_numpy()
-    np.testing.assert_allclose(slopes, post.fit.slopes, atol=0.06)
-    assert post.coordinates().shape == (800, post.fit.params.size)
-    table = post.summary(k=[1, 10])
-    np.testing.assert_allclose(table["mean"], table["estimate"], atol=0.015)
+    assert any(label.startswith("log_slope") for label in diag.index)
+    slopes = post.posterior["slopes"].mean(("chain", "draw")).to_numpy()
+    np.testing.assert_allclose(slopes, fit.slopes, atol=0.06)
+    table = passmix.compare_intervals(fit, post, k=[1, 10])
+    np.testing.assert_allclose(table["posterior_mean"], table["estimate"], atol=0.015)
+
+
+@pytest.fixture(scope="module")
+def pinned():
+    """Draws of the pooled model held at the maximum-likelihood fit (every draw the MLE,
+    as the posterior of endless data would be), recorded as sample_pooled records them:
+    the statistics over draws without running NUTS."""
+    from passmix.bayes.pooled import _record
+    from passmix.models.pooled import block_names, split_blocks
+
+    rng = np.random.default_rng(7)
+    y, m, _ = simulate_panel(rng, np.array([-1.0, 0.0, 1.0]), [15.0] * 3,
+                             rng.normal(0.5, 1.5, 60), 8)
+    fit = passmix.fit_pooled(Panel(y, m, systems=["a", "b", "c"]), seed=0,
+                             concentration="system")
+    blocks = split_blocks(fit.params, fit._blocks())
+    chains, draws = 2, 150
+    posterior = {name: np.broadcast_to(blocks[name], (chains, draws, blocks[name].size))
+                 for name in block_names(fit.family, fit.slope) if np.size(blocks.get(name, ()))}
+    posterior["abilities"] = np.broadcast_to(fit.abilities, (chains, draws, 3))
+    idata = az.from_dict(posterior=posterior, sample_stats={
+        "diverging": np.zeros((chains, draws), dtype=bool)})
+    return _record(idata, fit, seed=3, check=False), fit
+
+
+def test_pooled_draws_are_inference_data_read_by_the_shared_functions(pinned, tmp_path):
+    post, fit = pinned
+    assert isinstance(post, az.InferenceData) and isinstance(post, PooledPosterior)
+    k = [1, 10, 100]
+    draws = passmix.posterior_metrics(post, k, metric="pass@k")
+    assert draws.dims == ("chain", "draw", "system", "k") and draws.shape == (2, 150, 3, 3)
+    # at the MLE, only the tasks' success probabilities are drawn: the draws' mean is the
+    # fit's estimate (Monte Carlo error ~ 1 / sqrt(300 draws x 60 tasks))
+    assert_allclose(draws.mean(("chain", "draw")).values,
+                    fit.metric("pass@k", k, as_frame=False), atol=0.01)
+    ci = passmix.credible_interval(post, "pass@k", k)
+    assert ci.lower.shape == (3, 3) and np.all(ci.lower <= ci.upper)
+    one = passmix.credible_interval(post, "pass@k", 10)
+    assert_allclose(one.lower, ci.lower[:, 1]) and one.lower.shape == (3,)
+    summary = passmix.bayes.posterior_summary(post, k=k)
+    assert list(summary.columns[:3]) == ["system", "metric", "k"] and len(summary) == 27
+    table = passmix.compare_intervals(fit, post, k=k)
+    assert_allclose(table["estimate"].to_numpy(),
+                    pd.concat([fit.delta(mm, k) for mm in ("pass@k", "pass^k", "auc@k")])
+                    ["estimate"].to_numpy())
+    assert_allclose(table["posterior_mean"], table["estimate"], atol=0.01)
+    # stored horizons (1, 10, 100, 1000) and recomputed ones agree: one seed for the tasks
+    stored = post.posterior["pass_at_k"].sel(k=k).values
+    assert_allclose(passmix.posterior_metrics(post, [1, 10, 100, 7], metric="pass@k")
+                    .sel(k=k).values, stored, rtol=1e-12)
+    # written and read back, the record rebuilds the same fit and the same draws
+    path = tmp_path / "post.nc"
+    post.to_netcdf(str(path))
+    back = az.from_netcdf(str(path))
+    assert_allclose(pooled_fit(back).metric("pass^k", k, as_frame=False),
+                    fit.metric("pass^k", k, as_frame=False), rtol=1e-12)
+    assert_allclose(passmix.posterior_metrics(back, [7], metric="auc@k").values,
+                    passmix.posterior_metrics(post, [7], metric="auc@k").values, rtol=1e-12)
+    with pytest.raises(TypeError, match="PooledFit"):
+        passmix.compare_intervals(passmix.fit(passmix.Counts([1, 2], [3, 3]), seed=0), post)
+    with pytest.raises(ValueError, match="mixture"):
+        passmix.bayes.ppc_pvalue(post)
+    diag = passmix.bayes.diagnose(post, ["pass_at_k"])
+    assert "pass_at_k[b, 100]" in diag.index
+
+
+def test_the_former_methods_warn_and_agree(pinned):
+    post, fit = pinned
+    with pytest.warns(DeprecationWarning, match="credible_interval"):
+        old = post.interval("pass@k", [1, 10])
+    ci = passmix.credible_interval(post, "pass@k", [1, 10])
+    assert_allclose(old["lower"].to_numpy(), ci.lower.ravel())
+    with pytest.warns(DeprecationWarning, match="pooled_fit"):
+        assert post.fit.systems.tolist() == ["a", "b", "c"]
+    with pytest.warns(DeprecationWarning, match="compare_intervals"):
+        assert len(post.summary(k=[1, 10])) == 18
+    with pytest.warns(DeprecationWarning, match="posterior_metrics"):
+        assert post.metric_draws("pass^k", [10]).shape == (300, 3)
+
+
+def test_a_pooled_posterior_plots_one_system(pinned):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from passmix.plots.posterior import plot_posterior_horizon
+
+    post, fit = pinned
+    ax = plot_posterior_horizon(post, "pass@k", [1, 10, 100], fit=fit, system="b")
+    mean = ax.get_lines()[0].get_ydata()
+    draws = passmix.posterior_metrics(post, [1, 10, 100], metric="pass@k")
+    assert_allclose(mean, draws.sel(system="b").mean(("chain", "draw")).values)
+    with pytest.raises(ValueError, match="name the system"):
+        plot_posterior_horizon(post, "pass@k", [1, 10])

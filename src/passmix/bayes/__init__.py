@@ -1,14 +1,23 @@
 """The Bayesian path: NUTS draws of either model, metrics over draws, diagnostics.
 
-* :mod:`~passmix.bayes.sample`: :func:`passmix.sample` for the Beta mixture,
-  credible intervals, posterior metrics, ArviZ diagnostics;
-* :mod:`~passmix.bayes.pooled`: :func:`passmix.sample_pooled` for the pooled model.
+* :mod:`~passmix.bayes.sample`: :func:`passmix.sample`, NUTS for the Beta mixture;
+* :mod:`~passmix.bayes.pooled`: :func:`passmix.sample_pooled`, NUTS for the pooled model;
+* :mod:`~passmix.bayes.stats`: metrics, credible intervals and summaries over the
+  draws of either (:func:`posterior_metrics`, :func:`credible_interval`,
+  :func:`posterior_summary`, :func:`compare_intervals`);
+* :mod:`~passmix.bayes.checks`: diagnostics of either (:func:`diagnose`,
+  :func:`check_diagnostics`) and the mixture's :func:`ppc_pvalue`.
+
+Both samplers return ``arviz.InferenceData``; the pooled draws have a
+``system`` dimension.
 """
 
 from .._lazy import attach
 
 __getattr__, __dir__, __all__ = attach(__name__, {
-    ".sample": ["check_diagnostics", "compare_intervals", "credible_interval", "diagnose",
-                "posterior_metrics", "posterior_summary", "ppc_pvalue", "sample"],
-    ".pooled": ["PooledPosterior", "sample_pooled"],
+    ".sample": ["sample"],
+    ".pooled": ["PooledPosterior", "pooled_fit", "sample_pooled"],
+    ".stats": ["compare_intervals", "credible_interval", "posterior_metrics",
+               "posterior_summary"],
+    ".checks": ["check_diagnostics", "diagnose", "ppc_pvalue"],
 })

@@ -1,4 +1,4 @@
-"""NUTS posterior of the pooled model, and the systems' metrics on its draws.
+"""NUTS posterior of the pooled model, in the same shape as the mixture's.
 
 The model is the one :func:`passmix.fit_pooled` maximises
 (:func:`passmix.models.pooled.build_pooled_model`, normal difficulty family), with
@@ -11,35 +11,50 @@ fit chose by its criterion). The grid family is not sampled: its weights are the
 nonparametric maximum-likelihood mixing distribution, a point estimate with
 no natural prior, and 141 weight logits make a poor sampling target.
 
-The metrics are those of the systems on *these* tasks, as the fit's delta
+:func:`sample_pooled` returns ``arviz.InferenceData``, as
+:func:`passmix.sample` does for the mixture, and the same functions read
+both (:mod:`passmix.bayes.sample`: :func:`~passmix.bayes.sample.posterior_metrics`,
+:func:`~passmix.bayes.sample.credible_interval`,
+:func:`~passmix.bayes.sample.posterior_summary`,
+:func:`~passmix.bayes.sample.compare_intervals`,
+:func:`~passmix.bayes.sample.diagnose`,
+:func:`~passmix.bayes.sample.check_diagnostics`); the pooled draws carry a
+``system`` dimension. The InferenceData holds what the metrics need: the
+counts, the grid and the maximum-likelihood fit's coordinates
+(``constant_data``), and the model's structure (``posterior.attrs``), so it
+can be saved and read back.
+
+The metrics are those of the systems on *these* tasks, as the fit's
 intervals are: for each posterior draw of the coordinates, every task's
 difficulty is drawn from its posterior on the grid (shared by the systems),
 then each system's success probability on it from its Beta posterior, and
-the metric is averaged over the tasks. The draws' quantiles are the credible
-interval; :meth:`PooledPosterior.summary` puts them beside the fit's delta
-intervals.
+the metric is averaged over the tasks.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import warnings
 
+import arviz as az
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from .._cbuild import parallel_c_build
 from .._pytensor import import_pymc
 from .._defaults import SUMMARY_K
 from .._validation import check_k, check_level, check_metric, check_seed, check_whole
-from ..data.panel import as_panel
+from ..data.panel import Panel, as_panel
 from ..models.pooled._graph import build_pooled_model
 from ..models.pooled._layout import block_names, panel_layout, split_blocks
 from ..models.pooled._likelihood import beta_shapes
 from ..models.pooled.fit import fit_pooled
 from ..models.pooled.result import PooledFit
+from ._record import METRIC_VARS, POOLED, is_pooled, system_label
+from .checks import check_diagnostics
 
-__all__ = ["PooledPosterior", "sample_pooled"]
+__all__ = ["PooledPosterior", "pooled_fit", "pooled_metric_draws", "posterior_draws",
+           "sample_pooled"]
 
 
 def point_metric(metric: str, p: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -75,114 +90,193 @@ def point_metric(metric: str, p: np.ndarray, k: np.ndarray) -> np.ndarray:
     return np.where(small, series, closed) / k
 
 
-@dataclass(frozen=True)
-class PooledPosterior:
-    """NUTS draws of the pooled model and the systems' metrics on them.
+# -- what the draws record of the fit ---------------------------------------------
+def pooled_fit(idata) -> PooledFit:
+    """The maximum-likelihood fit the chains of `idata` started from, rebuilt from its record.
 
-    Attributes
-    ----------
-    idata : arviz.InferenceData
-        The draws: free coordinates (``ability``, ``log_concentration``,
-        ``difficulty_mean``, ``log_difficulty_sd``, ``component_logits``) and
-        the deterministics ``abilities``, ``concentrations``,
-        ``grid_weights``.
-    fit : PooledFit
-        The maximum-likelihood fit the chains started from (its H is sampled).
-    seed : int or None
-        Seed of the tasks' draws in the metrics.
+    Examples
+    --------
+    >>> from passmix.bayes.pooled import pooled_fit
+    >>> pooled_fit(object())
+    Traceback (most recent call last):
+    ...
+    TypeError: idata must be the InferenceData returned by passmix.sample_pooled.
+    """
+    if not is_pooled(idata):
+        raise TypeError("idata must be the InferenceData returned by passmix.sample_pooled.")
+    cached = getattr(idata, "_passmix_fit", None)
+    if cached is not None:
+        return cached
+    attrs, data = idata.posterior.attrs, idata.constant_data
+    systems = list(data["system"].values)
+    panel = Panel(data["successes"].values, data["trials"].values, systems=systems)
+    return PooledFit.from_parameters(
+        panel, attrs["passmix_family"], data["grid"].values, data["mle"].values,
+        n_components=int(attrs["passmix_n_components"]), slope=bool(attrs["passmix_slope"]),
+        concentration=str(attrs["passmix_concentration"]), loglik=attrs["passmix_loglik"],
+        bic=attrs["passmix_bic"], converged=bool(attrs["passmix_converged"]))
+
+
+def _coordinates(idata, fit: PooledFit) -> np.ndarray:
+    """(draws, coordinates): every draw's free coordinates in the fit's order."""
+    post = idata.posterior
+    blocks = []
+    for name in block_names(fit.family, fit.slope):
+        if name not in post:
+            continue
+        values = post[name].transpose("chain", "draw", ...).values
+        blocks.append(values.reshape(values.shape[0] * values.shape[1], -1))
+    return np.concatenate(blocks, axis=1)
+
+
+def _metric_seed(idata) -> int | None:
+    seed = int(idata.posterior.attrs.get("passmix_metric_seed", -1))
+    return None if seed < 0 else seed
+
+
+def _draws(fit: PooledFit, z_all: np.ndarray, metrics, k_arr: np.ndarray,
+           seed: int | None) -> dict[str, np.ndarray]:
+    """Each metric's draws, (draws, systems, k): per draw, the tasks' difficulties and the
+    systems' success probabilities drawn from their posteriors (the same for every metric)."""
+    y = fit.panel.successes.astype(float)
+    f = (fit.panel.trials - fit.panel.successes).astype(float)
+    rng = np.random.default_rng(seed)
+    out = {m: np.empty((z_all.shape[0], y.shape[0], k_arr.size)) for m in metrics}
+    n_tasks = y.shape[1]
+    for s, z in enumerate(z_all):
+        r = fit.task_posterior(z)
+        # each task's difficulty, shared by the systems: inverse CDF of its posterior
+        u = rng.random(n_tasks)[:, None]
+        g = np.minimum((np.cumsum(r, axis=1) < u).sum(axis=1), r.shape[1] - 1)
+        a, log_kappa, _, log_s = fit._coordinates(z)
+        alpha, beta = beta_shapes(a, log_kappa, fit.grid, log_s)  # (I, G)
+        p = rng.beta(alpha[:, g] + y, beta[:, g] + f)  # (I, J)
+        for m in metrics:
+            out[m][s] = point_metric(m, p, k_arr).mean(axis=1)
+    return out
+
+
+def pooled_metric_draws(idata, metrics, k_arr: np.ndarray) -> dict[str, xr.DataArray]:
+    """Draws of each metric of every system at horizons `k_arr`, dims (chain, draw, system, k).
+
+    Computed from the draws of the coordinates (:func:`_draws`); the tasks' draws
+    are seeded by the record's seed, so the same call gives the same values.
+    """
+    fit = pooled_fit(idata)
+    post = idata.posterior
+    n_chain, n_draw = post.sizes["chain"], post.sizes["draw"]
+    values = _draws(fit, _coordinates(idata, fit), metrics, k_arr, _metric_seed(idata))
+    coords = {"chain": post["chain"].values, "draw": post["draw"].values,
+              "system": idata.constant_data["system"].values, "k": k_arr}
+    return {m: xr.DataArray(v.reshape(n_chain, n_draw, v.shape[1], v.shape[2]),
+                            dims=("chain", "draw", "system", "k"), coords=coords)
+            for m, v in values.items()}
+
+
+class PooledPosterior(az.InferenceData):
+    """The draws of :func:`sample_pooled`: ``arviz.InferenceData``, read by the same
+    functions as the mixture's (:mod:`passmix.bayes.sample`).
+
+    The methods below are this class's former interface, kept for one release;
+    each warns (DeprecationWarning) and names its replacement.
     """
 
-    idata: Any
-    fit: PooledFit
-    seed: int | None = None
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    @classmethod
+    def _from(cls, idata, fit: PooledFit) -> PooledPosterior:
+        out = cls(attrs=idata.attrs, **{g: idata[g] for g in idata.groups()})
+        out._passmix_fit = fit
+        return out
+
+    def _moved(self, old: str, new: str) -> None:
+        warnings.warn(f"PooledPosterior.{old} is deprecated and goes in the next release: "
+                      f"{new}.", DeprecationWarning, stacklevel=3)
+
+    @property
+    def idata(self) -> PooledPosterior:
+        """Deprecated: the result is the InferenceData itself."""
+        self._moved("idata", "the result of sample_pooled is the InferenceData itself")
+        return self
+
+    @property
+    def fit(self) -> PooledFit:
+        """Deprecated: :func:`pooled_fit` (the maximum-likelihood fit the chains started from)."""
+        self._moved("fit", "use passmix.bayes.pooled.pooled_fit(post)")
+        return pooled_fit(self)
+
+    @property
+    def seed(self) -> int | None:
+        """Deprecated: the seed of the tasks' draws, ``posterior.attrs["passmix_metric_seed"]``."""
+        self._moved("seed", 'read post.posterior.attrs["passmix_metric_seed"]')
+        return _metric_seed(self)
 
     def coordinates(self) -> np.ndarray:
-        """(draws, coordinates): every draw's free coordinates in the fit's order."""
-        if "z" not in self._cache:
-            post = self.idata.posterior
-            blocks = []
-            for name in block_names(self.fit.family, self.fit.slope):
-                if name not in post:
-                    continue
-                values = post[name].values
-                blocks.append(values.reshape(values.shape[0] * values.shape[1], -1))
-            self._cache["z"] = np.concatenate(blocks, axis=1)
-        return self._cache["z"]
+        """Deprecated: every draw's free coordinates, (draws, coordinates)."""
+        self._moved("coordinates()", "read the coordinates from post.posterior")
+        return _coordinates(self, pooled_fit(self))
 
     def metric_draws(self, metric: str, k) -> pd.DataFrame:
-        """Draws of each system's metric on these tasks: rows draws, columns (system, k)."""
-        metric = check_metric(metric)
-        k_arr, _ = check_k(k)
-        key = (metric, tuple(k_arr.tolist()))
-        if key not in self._cache:
-            self._cache[key] = self._draws(metric, k_arr)
-        return self._cache[key].copy()
-
-    def _draws(self, metric: str, k_arr: np.ndarray) -> pd.DataFrame:
-        fit = self.fit
-        y = fit.panel.successes.astype(float)
-        f = (fit.panel.trials - fit.panel.successes).astype(float)
-        z_all = self.coordinates()
-        rng = np.random.default_rng(self.seed)
-        out = np.empty((z_all.shape[0], y.shape[0], k_arr.size))
-        n_tasks = y.shape[1]
-        for s, z in enumerate(z_all):
-            r = fit.task_posterior(z)
-            # each task's difficulty, shared by the systems: inverse CDF of its posterior
-            u = rng.random(n_tasks)[:, None]
-            g = np.minimum((np.cumsum(r, axis=1) < u).sum(axis=1), r.shape[1] - 1)
-            a, log_kappa, _, log_s = fit._coordinates(z)
-            alpha, beta = beta_shapes(a, log_kappa, fit.grid, log_s)  # (I, G)
-            p = rng.beta(alpha[:, g] + y, beta[:, g] + f)  # (I, J)
-            out[s] = point_metric(metric, p, k_arr).mean(axis=1)
-        columns = pd.MultiIndex.from_product([list(fit.systems), k_arr.tolist()],
-                                             names=["system", "k"])
-        return pd.DataFrame(out.reshape(out.shape[0], -1), columns=columns)
+        """Deprecated: :func:`passmix.posterior_metrics` (dims chain, draw, system, k)."""
+        self._moved("metric_draws()", "use passmix.posterior_metrics(post, k, metric=...)")
+        draws = posterior_draws(self, check_metric(metric), check_k(k)[0])
+        values = draws.transpose("chain", "draw", "system", "k").values
+        columns = pd.MultiIndex.from_product(
+            [list(draws["system"].values), draws["k"].values.tolist()], names=["system", "k"])
+        return pd.DataFrame(values.reshape(-1, values.shape[2] * values.shape[3]),
+                            columns=columns)
 
     def interval(self, metric: str, k, level: float = 0.95) -> pd.DataFrame:
-        """Equal-tailed credible intervals: one row per system and k (mean, lower, upper)."""
+        """Deprecated: :func:`passmix.credible_interval`."""
+        self._moved("interval()", "use passmix.credible_interval(post, metric, k, level)")
+        draws = posterior_draws(self, check_metric(metric), check_k(k)[0])
         level = check_level(level)
-        draws = self.metric_draws(metric, k)
-        lo, hi = np.quantile(draws.to_numpy(), [(1 - level) / 2, (1 + level) / 2], axis=0)
-        return pd.DataFrame({
-            "system": draws.columns.get_level_values("system"),
-            "k": draws.columns.get_level_values("k").astype("int64"),
-            "mean": draws.mean().to_numpy(), "lower": lo, "upper": hi,
-        })
+        flat = draws.transpose("chain", "draw", "system", "k").values
+        flat = flat.reshape(-1, flat.shape[2] * flat.shape[3])
+        lo, hi = np.quantile(flat, [(1 - level) / 2, (1 + level) / 2], axis=0)
+        systems, ks = np.meshgrid(draws["system"].values, draws["k"].values, indexing="ij")
+        return pd.DataFrame({"system": systems.ravel(), "k": ks.ravel().astype("int64"),
+                             "mean": flat.mean(axis=0), "lower": lo, "upper": hi})
 
     def summary(self, k=SUMMARY_K, level: float = 0.95) -> pd.DataFrame:
-        """Credible intervals beside the fit's estimates and delta intervals, every metric.
-
-        Columns: system, metric, k, mean, lower, upper (posterior), estimate,
-        delta_lower, delta_upper (the maximum-likelihood fit).
-        """
-        k_arr, _ = check_k(k)
-        parts = []
-        for metric in ("pass@k", "pass^k", "auc@k"):
-            table = self.interval(metric, k_arr, level)
-            delta = self.fit.delta(metric, k_arr, level)
-            table.insert(1, "metric", metric)
-            table["estimate"] = delta["estimate"].to_numpy()
-            table["delta_lower"] = delta["lower"].to_numpy()
-            table["delta_upper"] = delta["upper"].to_numpy()
-            parts.append(table)
+        """Deprecated: :func:`passmix.compare_intervals` (with the fit's delta intervals)."""
+        self._moved("summary()", "use passmix.compare_intervals(fit, post, k, level)")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            parts = []
+            for metric in ("pass@k", "pass^k", "auc@k"):
+                table = self.interval(metric, k, level)
+                delta = pooled_fit(self).delta(metric, check_k(k)[0], level)
+                table.insert(1, "metric", metric)
+                table["estimate"] = delta["estimate"].to_numpy()
+                table["delta_lower"] = delta["lower"].to_numpy()
+                table["delta_upper"] = delta["upper"].to_numpy()
+                parts.append(table)
         return pd.concat(parts, ignore_index=True)
 
     def diagnose(self) -> pd.DataFrame:
-        """ArviZ's summary of the free coordinates: mean, sd, ESS, R-hat per coordinate."""
-        import arviz as az
+        """Deprecated: :func:`passmix.bayes.diagnose`."""
+        self._moved("diagnose()", "use passmix.bayes.diagnose(post)")
+        import arviz
 
-        names = ["abilities"] + [n for n in block_names(self.fit.family, self.fit.slope)[1:]
-                                 if n in self.idata.posterior and self.idata.posterior[n].size]
-        return az.summary(self.idata, var_names=names, kind="all")
+        fit = pooled_fit(self)
+        names = ["abilities"] + [n for n in block_names(fit.family, fit.slope)[1:]
+                                 if n in self.posterior and self.posterior[n].size]
+        return arviz.summary(self, var_names=names, kind="all")
+
+
+def posterior_draws(idata, metric: str, k_arr: np.ndarray) -> xr.DataArray:
+    """One metric's draws: stored ones where `idata` has every horizon, else computed."""
+    name = METRIC_VARS[metric]
+    stored = idata.posterior.get(name)
+    if stored is not None and np.isin(k_arr, stored["k"].values).all():
+        return stored.sel(k=k_arr)
+    return pooled_metric_draws(idata, [metric], k_arr)[metric]
 
 
 def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune: int = 1000,
                   max_components: int = 1, concentration: str = "auto",
                   slope: bool | str = False, grid=None, seed=None,
                   target_accept: float = 0.9,
-                  cores: int | None = None, progressbar: bool = False,
+                  cores: int | None = None, progressbar: bool = False, check: bool = True,
                   **read_kwargs) -> PooledPosterior:
     """NUTS draws of the pooled model with weak priors (normal difficulty family).
 
@@ -210,12 +304,24 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
     cores : int, optional
         Chains run in parallel (default ``min(chains, 2)``).
     progressbar : bool, default False
+    check : bool, default True
+        Run :func:`passmix.bayes.check_diagnostics` and warn about each problem found.
     **read_kwargs
         Column names for a table or file.
 
     Returns
     -------
     PooledPosterior
+        An ``arviz.InferenceData``, read by the same functions as
+        :func:`passmix.sample`'s: ``posterior`` (the free coordinates;
+        ``abilities``, ``concentrations``, ``grid_weights`` (and ``slopes``);
+        ``pass_at_k``, ``pass_hat_k``, ``auc_at_k`` with dims ``system`` and
+        ``k`` at k = 1, 10, 100, 1000), ``sample_stats``, and
+        ``constant_data`` (``successes`` and ``trials`` per system and task,
+        the ``grid`` and the maximum-likelihood coordinates ``mle``). The
+        posterior's ``attrs`` record the fit's structure (family, H, slopes,
+        concentration) and the seed of the tasks' draws;
+        ``sample_stats.attrs["passmix_problems"]`` the problems found.
 
     Examples
     --------
@@ -228,7 +334,7 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
     >>> panel = passmix.Panel(rng.binomial(10, p), np.full(p.shape, 10))
     >>> post = sample_pooled(panel, draws=100, tune=100, seed=0,
     ...                      grid=np.linspace(-12, 14, 53))  # doctest: +SKIP
-    >>> post.interval("pass@k", 10)  # doctest: +SKIP
+    >>> passmix.credible_interval(post, "pass@k", 10)  # doctest: +SKIP
     """
     pm = import_pymc()
 
@@ -263,4 +369,30 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
                           random_seed=seed, model=model, initvals=starts,
                           target_accept=target_accept, progressbar=progressbar,
                           compute_convergence_checks=False)
-    return PooledPosterior(idata=idata, fit=fit, seed=seed)
+    return _record(idata, fit, seed, check)
+
+
+def _record(idata, fit: PooledFit, seed: int | None, check: bool) -> PooledPosterior:
+    """`idata` with what the metrics need (counts, grid, the fit's coordinates and structure),
+    the metric draws at the default horizons, and the diagnostics' problems."""
+    panel = fit.panel
+    systems = np.array([system_label(s) for s in panel.systems], dtype=object)
+    idata.add_groups(constant_data=xr.Dataset(
+        {"successes": (("system", "task"), np.asarray(panel.successes)),
+         "trials": (("system", "task"), np.asarray(panel.trials)),
+         "grid": ("grid_point", np.asarray(fit.grid, dtype=float)),
+         "mle": ("coordinate", np.asarray(fit.params, dtype=float))},
+        coords={"system": systems}))
+    idata.posterior.attrs.update({
+        "passmix_model": POOLED, "passmix_prior": "weak", "passmix_family": fit.family,
+        "passmix_n_components": int(fit.n_components), "passmix_slope": int(fit.slope),
+        "passmix_concentration": fit.concentration, "passmix_loglik": float(fit.loglik),
+        "passmix_bic": float(fit.bic), "passmix_converged": int(fit.converged),
+        "passmix_metric_seed": -1 if seed is None else int(seed)})
+    post = PooledPosterior._from(idata, fit)
+    k_arr = np.asarray(SUMMARY_K)
+    for metric, draws in pooled_metric_draws(post, list(METRIC_VARS), k_arr).items():
+        post.posterior[METRIC_VARS[metric]] = draws
+    post.sample_stats.attrs["passmix_problems"] = check_diagnostics(post, warn=check,
+                                                                    stacklevel=4)
+    return post

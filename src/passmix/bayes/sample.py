@@ -48,7 +48,6 @@ import warnings
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 import xarray as xr
 from scipy.special import logsumexp
 
@@ -57,24 +56,33 @@ from .._cbuild import parallel_c_build
 from .._pytensor import import_pymc
 from .._defaults import POSTERIOR_K
 from .._validation import (DegenerateDataWarning, FitWarning, PosteriorWarning, check_k,
-                           check_level, check_metric, check_seed, check_whole)
+                           check_seed, check_whole)
 from ..models.mixture.fit import MixtureFit, fit
-from ..inference.delta import ConfidenceInterval
-from ..metrics import metric_value
 from ..models.mixture.graph import get_sampling_model, pair_data
-from ..models.mixture.parameters import (PARAMETER_BOUNDS, PRIORS, WEAK_PRIOR, bounds,
-                                         coordinate_blocks, n_free_parameters)
+from ..models.mixture.parameters import (PRIORS, WEAK_PRIOR, bounds, coordinate_blocks,
+                                         n_free_parameters)
+from ._record import METRIC_VARS
+# the statistics and checks over draws live in .stats and .checks (they read both models'
+# draws); their old names here stay
+from .checks import FREE_VARS, check_diagnostics, check_idata, diagnose, ppc_pvalue
+from .stats import (component_draws, compare_intervals, credible_interval, draws_interval,
+                    metric_draws, posterior_metrics, posterior_summary)
 
 if TYPE_CHECKING:
     import arviz as az
 
 __all__ = [
     "DEFAULT_K",
+    "FREE_VARS",
+    "METRIC_VARS",
     "PosteriorWarning",
     "check_diagnostics",
+    "check_idata",
     "compare_intervals",
     "credible_interval",
     "diagnose",
+    "draws_interval",
+    "metric_draws",
     "posterior_metrics",
     "posterior_summary",
     "ppc_pvalue",
@@ -84,17 +92,7 @@ __all__ = [
 #: Horizons whose metric draws are stored in the posterior by default.
 DEFAULT_K = POSTERIOR_K  # horizons whose metric draws are stored
 
-#: Variable names of the metric draws in the posterior group, by canonical metric.
-METRIC_VARS = {"pass@k": "pass_at_k", "pass^k": "pass_hat_k", "auc@k": "auc_at_k"}
-
-#: Names of the sampled (unconstrained) coordinates, in the model's order.
-FREE_VARS = ("logit_weights", "logit_mean_first", "log_mean_gaps", "log_concentration")
-
 _SAMPLERS = ("pymc", "nutpie")
-_METHODS = ("eti", "hdi")
-_R_HAT_MAX = 1.01
-_ESS_PER_CHAIN = 100  # Vehtari et al. (2021): bulk and tail ESS >= 100 per chain
-_PPC_ALPHA = 0.01
 _PPC_MAX_VALUES = 2_000_000  # cap on stored posterior predictive numbers (draws x cells)
 _START_JITTER = 0.1
 
@@ -123,14 +121,6 @@ def _sample_iv(draws, chains, tune, prior, sampler, target_accept, cores):
         raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}.")
     cores = min(chains, 2) if cores is None else check_whole(cores, "cores", integral=True)
     return draws, chains, tune, cores
-
-
-def check_idata(idata) -> None:
-    """Raise TypeError unless `idata` is what :func:`sample` returns."""
-    posterior = getattr(idata, "posterior", None) if hasattr(idata, "groups") else None
-    if posterior is None or not {"weights", "alpha", "beta"} <= set(posterior.data_vars):
-        raise TypeError("idata must be the InferenceData returned by passmix.bayes.sample.sample "
-                        "(a posterior group with weights, alpha and beta).")
 
 
 # -- sampling --------------------------------------------------------------------
@@ -386,11 +376,6 @@ def _tidy(idata, h: int):
 
 # -- posterior predictive ----------------------------------------------------------
 
-def _flat_draws(posterior, var: str) -> np.ndarray:
-    """Draws of a component variable as ``(chain, draw, H)``."""
-    return np.asarray(posterior[var].transpose("chain", "draw", "component").values, dtype=float)
-
-
 def _mixture_pmf(weights, alpha, beta, m: int) -> np.ndarray:
     """Beta-binomial mixture pmf of y = 0..m, shape ``weights.shape[:-1] + (m + 1,)``."""
     y = np.arange(m + 1, dtype=float)
@@ -420,9 +405,9 @@ def _add_predictive(idata, y, m, weight, seed) -> None:
     n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
     keep = max(1, min(n_draw, _PPC_MAX_VALUES // max(1, n_chain * observed.size)))
     draw_idx = np.unique(np.linspace(0, n_draw - 1, keep).round().astype(int))
-    w = _flat_draws(posterior, "weights")[:, draw_idx]
-    a = _flat_draws(posterior, "alpha")[:, draw_idx]
-    b = _flat_draws(posterior, "beta")[:, draw_idx]
+    w = component_draws(posterior, "weights")[:, draw_idx]
+    a = component_draws(posterior, "alpha")[:, draw_idx]
+    b = component_draws(posterior, "beta")[:, draw_idx]
     rng = np.random.default_rng(None if seed is None else [seed, 1])
     shape = w.shape[:2] + observed.shape
     replicated = np.zeros(shape, dtype=np.int64)
@@ -441,404 +426,3 @@ def _add_predictive(idata, y, m, weight, seed) -> None:
     obs = xr.Dataset({"count_histogram": (("trials", "successes"), observed)},
                      coords={"trials": trials, "successes": coords["successes"]})
     idata.add_groups(posterior_predictive=predictive, observed_data=obs)
-
-
-def ppc_pvalue(idata) -> float:
-    """Posterior predictive p-value of the count histogram (Freeman-Tukey discrepancy).
-
-    For each draw, ``T(h) = sum (sqrt(h) - sqrt(E))^2`` over the cells
-    (trials, successes), with ``E`` the histogram expected under that draw;
-    the p-value is the share of draws whose replicated histogram is at least
-    as far from ``E`` as the observed one. Values near 0 say the mixture
-    misfits the counts (e.g. too few components); near 0.5 is typical of a
-    model that fits.
-
-    Parameters
-    ----------
-    idata : arviz.InferenceData
-        From :func:`sample`.
-
-    Returns
-    -------
-    float
-    """
-    check_idata(idata)
-    pp = idata.posterior_predictive
-    expected = np.sqrt(pp["expected_histogram"].values)
-    t_rep = ((np.sqrt(pp["count_histogram"].values) - expected) ** 2).sum(axis=(-1, -2))
-    observed = np.sqrt(idata.observed_data["count_histogram"].values)
-    t_obs = ((observed - expected) ** 2).sum(axis=(-1, -2))
-    return float(np.mean(t_rep >= t_obs))
-
-
-# -- metrics and intervals ------------------------------------------------------------
-
-def posterior_metrics(idata, k=None, *, metric: str | None = None) -> xr.Dataset | xr.DataArray:
-    """Posterior draws of Pass@k, Pass^k and AUC@k.
-
-    Evaluated with the same closed forms as the point estimates
-    (:func:`passmix.metric_value`), on every draw of ``(weights, alpha, beta)``.
-
-    Parameters
-    ----------
-    idata : arviz.InferenceData
-        From :func:`sample`.
-    k : int or array_like of int, optional
-        Horizons; default those stored by :func:`sample`.
-    metric : str, optional
-        One metric (``"pass@k"``, ``"pass^k"``, ``"auc@k"`` or an alias); by
-        default all three.
-
-    Returns
-    -------
-    xarray.Dataset or xarray.DataArray
-        Dims ``(chain, draw, k)``; a Dataset with variables ``pass_at_k``,
-        ``pass_hat_k``, ``auc_at_k``, or the DataArray of `metric`.
-
-    Examples
-    --------
-    >>> import numpy as np, xarray as xr, arviz as az
-    >>> from passmix.bayes.sample import posterior_metrics
-    >>> draws = {"weights": np.ones((1, 2, 1)), "alpha": np.ones((1, 2, 1)),
-    ...          "beta": np.ones((1, 2, 1))}
-    >>> idata = az.from_dict(posterior=draws, dims={v: ["component"] for v in draws})
-    >>> posterior_metrics(idata, k=[1, 9], metric="pass@k").values[0, 0]
-    array([0.5, 0.9])
-    """
-    check_idata(idata)
-    posterior = idata.posterior
-    if k is None:
-        if "k" not in posterior.coords:
-            raise ValueError("no horizons stored in idata; pass k.")
-        k_arr = posterior["k"].values
-    else:
-        k_arr = check_k(k)[0]
-    w, a, b = (_flat_draws(posterior, v) for v in ("weights", "alpha", "beta"))
-    # draws of an improper flat posterior can run off until alpha or beta
-    # under/overflows; those draws give NaN (the diagnostics say why), not an error
-    bad = ~np.all(np.isfinite(w) & np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0),
-                  axis=-1)
-    if bad.any():
-        w, a, b = (np.where(bad[..., None], 1.0, x) for x in (w, a, b))
-    metrics = list(METRIC_VARS) if metric is None else [check_metric(metric)]
-    out = {}
-    for name in metrics:
-        with np.errstate(all="ignore"):
-            values = metric_value(name, w, a, b, k_arr)
-        values = np.where(bad[..., None], np.nan, values)
-        out[METRIC_VARS[name]] = xr.DataArray(
-            np.asarray(values), dims=("chain", "draw", "k"),
-            coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values,
-                    "k": k_arr}, name=METRIC_VARS[name])
-    return out[METRIC_VARS[metrics[0]]] if metric is not None else xr.Dataset(out)
-
-
-def metric_draws(idata, metric: str, k_arr: np.ndarray) -> xr.DataArray:
-    """Draws of `metric` at horizons `k_arr`: stored ones, or computed from the parameters."""
-    name = METRIC_VARS[metric]
-    stored = idata.posterior.get(name)
-    if stored is not None and np.isin(k_arr, stored["k"].values).all():
-        return stored.sel(k=k_arr)
-    return posterior_metrics(idata, k=k_arr, metric=metric)
-
-
-def credible_interval(idata, metric: str, k, level: float = 0.95, *, method: str = "eti"
-                      ) -> ConfidenceInterval:
-    """Posterior credible interval of a metric at horizon(s) `k`.
-
-    Parameters
-    ----------
-    idata : arviz.InferenceData
-        From :func:`sample`.
-    metric : str
-        ``"pass@k"``, ``"pass^k"`` or ``"auc@k"`` (aliases accepted).
-    k : int or array_like of int
-        Horizon(s).
-    level : float, default 0.95
-        Posterior probability inside the interval.
-    method : {"eti", "hdi"}, default "eti"
-        Equal-tailed (quantiles ``(1 -/+ level) / 2``; invariant to monotone
-        transformations, comparable with the delta method's two tails) or
-        highest density (the shortest interval, by ``arviz.hdi``).
-
-    Returns
-    -------
-    ConfidenceInterval
-        ``(lower, upper)``: floats for scalar `k`, arrays otherwise.
-    """
-    check_idata(idata)
-    metric = check_metric(metric)
-    level = check_level(level)
-    if method not in _METHODS:
-        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(_METHODS)}.")
-    k_arr, scalar = check_k(k)
-    lower, upper = draws_interval(metric_draws(idata, metric, k_arr), level, method)
-    if scalar:
-        return ConfidenceInterval(float(lower[0]), float(upper[0]))
-    return ConfidenceInterval(lower, upper)
-
-
-def draws_interval(draws: xr.DataArray, level: float, method: str
-                   ) -> tuple[np.ndarray, np.ndarray]:
-    """Equal-tailed (``"eti"``) or highest-density (``"hdi"``) interval of draws, per k."""
-    values = draws.transpose("chain", "draw", "k").values
-    if method == "eti":
-        flat = values.reshape(-1, values.shape[-1])
-        lower, upper = np.quantile(flat, [(1 - level) / 2, (1 + level) / 2], axis=0)
-        return lower, upper
-    import arviz as az
-
-    ds = xr.Dataset({"x": (("chain", "draw", "k"), values)})
-    hdi = az.hdi(ds, hdi_prob=level)["x"].transpose("k", "hdi").values
-    return hdi[:, 0], hdi[:, 1]
-
-
-def posterior_summary(idata, k=None, level: float = 0.95) -> pd.DataFrame:
-    """Posterior mean, sd, equal-tailed and HDI intervals and diagnostics of every metric.
-
-    Parameters
-    ----------
-    idata : arviz.InferenceData
-        From :func:`sample`.
-    k : int or array_like of int, optional
-        Horizons; default those stored by :func:`sample`.
-    level : float, default 0.95
-        Level of both intervals.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns metric, k, posterior_mean, posterior_sd, eti_lower,
-        eti_upper, hdi_lower, hdi_upper, r_hat, ess_bulk, ess_tail.
-    """
-    import arviz as az
-
-    check_idata(idata)
-    level = check_level(level)
-    k_arr = idata.posterior["k"].values if k is None else check_k(k)[0]
-    frames = []
-    for metric in METRIC_VARS:
-        draws = metric_draws(idata, metric, k_arr)
-        eti = draws_interval(draws, level, "eti")
-        hdi = draws_interval(draws, level, "hdi")
-        ds = draws.to_dataset(name="x")
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            warnings.simplefilter("ignore", RuntimeWarning)  # constant draws: r_hat is NaN
-            r_hat = az.rhat(ds)["x"].values
-            ess_bulk = az.ess(ds, method="bulk")["x"].values
-            ess_tail = az.ess(ds, method="tail")["x"].values
-        frames.append(pd.DataFrame({
-            "metric": metric, "k": k_arr, "posterior_mean": draws.mean(("chain", "draw")).values,
-            "posterior_sd": draws.std(("chain", "draw")).values,
-            "eti_lower": eti[0], "eti_upper": eti[1], "hdi_lower": hdi[0], "hdi_upper": hdi[1],
-            "r_hat": r_hat, "ess_bulk": ess_bulk, "ess_tail": ess_tail,
-        }))
-    return pd.concat(frames, ignore_index=True)
-
-
-def compare_intervals(fit: MixtureFit, idata, k=None, level: float = 0.95, *,
-                      method: str = "eti", scale: str = "logit") -> pd.DataFrame:
-    """Delta-method and posterior credible intervals side by side, per metric and k.
-
-    Parameters
-    ----------
-    fit : MixtureFit
-        The maximum-likelihood fit (delta-method intervals, :meth:`MixtureFit.delta`).
-    idata : arviz.InferenceData
-        Posterior draws of the same H from :func:`sample`.
-    k : int or array_like of int, optional
-        Horizons; default those stored in `idata`.
-    level : float, default 0.95
-        Level of both intervals.
-    method : {"eti", "hdi"}, default "eti"
-        Kind of credible interval (see :func:`credible_interval`).
-    scale : {"logit", "identity"}, default "logit"
-        Scale of the delta-method interval (see :func:`passmix.delta_method`).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Columns metric, k, estimate, delta_lower, delta_upper,
-        posterior_mean, credible_lower, credible_upper; one row per metric
-        and horizon.
-
-    Raises
-    ------
-    ValueError
-        If the fit's H differs from the H sampled.
-    """
-    if not isinstance(fit, MixtureFit):
-        raise TypeError(f"fit must be a passmix.MixtureFit, got {type(fit).__name__}.")
-    check_idata(idata)
-    level = check_level(level)
-    if method not in _METHODS:
-        raise ValueError(f"unknown method {method!r}; expected one of {', '.join(_METHODS)}.")
-    h = idata.posterior.sizes.get("component")
-    if h != fit.n_components:
-        raise ValueError(f"the fit has H = {fit.n_components} components but idata was sampled "
-                         f"with H = {h}; compare intervals of the same model.")
-    k_arr = idata.posterior["k"].values if k is None else check_k(k)[0]
-    frames = []
-    for metric in METRIC_VARS:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FitWarning)
-            delta = fit.delta(metric, k_arr, level, scale=scale)
-        draws = metric_draws(idata, metric, k_arr)
-        lower, upper = draws_interval(draws, level, method)
-        frames.append(pd.DataFrame({
-            "metric": metric, "k": k_arr, "estimate": delta.estimate,
-            "delta_lower": delta.lower, "delta_upper": delta.upper,
-            "posterior_mean": draws.mean(("chain", "draw")).values,
-            "credible_lower": lower, "credible_upper": upper,
-        }))
-    return pd.concat(frames, ignore_index=True)
-
-
-# -- diagnostics ------------------------------------------------------------------------
-
-def diagnose(idata, var_names=None) -> pd.DataFrame:
-    """r_hat and bulk/tail ESS of each sampled coordinate (and of any `var_names`).
-
-    Parameters
-    ----------
-    idata : arviz.InferenceData
-        From :func:`sample`.
-    var_names : list of str, optional
-        Posterior variables; default the sampled unconstrained coordinates.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Index the coordinate, named as in :func:`passmix.models.mixture.graph.coordinate_names`
-        (e.g. ``log_concentration[0]``, positional) or, for other variables, by
-        coordinate value (``pass_at_k[60]``); columns r_hat,
-        ess_bulk, ess_tail, plus min_draw and max_draw; its ``attrs`` hold
-        the number of divergent transitions (``"divergences"``) and of draws
-        (``"n_draws"``).
-    """
-    import arviz as az
-
-    check_idata(idata)
-    posterior = idata.posterior
-    names = [v for v in FREE_VARS if v in posterior] if var_names is None else list(var_names)
-    rows = {}
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore", RuntimeWarning)
-        for name in names:
-            da = posterior[name]
-            ds = da.to_dataset(name="x")
-            r_hat = np.atleast_1d(az.rhat(ds)["x"].values)
-            bulk = np.atleast_1d(az.ess(ds, method="bulk")["x"].values)
-            tail = np.atleast_1d(az.ess(ds, method="tail")["x"].values)
-            extra = [d for d in da.dims if d not in ("chain", "draw")]
-            values = da.transpose("chain", "draw", *extra).values
-            flat = values.reshape(values.shape[0] * values.shape[1], -1)
-            if not extra:
-                labels = [name]
-            elif name in FREE_VARS:  # positional, as passmix.models.mixture.graph.coordinate_names
-                labels = [f"{name}[{i}]" for i in range(da.sizes[extra[0]])]
-            else:
-                labels = [f"{name}[{c}]" for c in np.asarray(da[extra[0]].values).ravel()]
-            for i, label in enumerate(labels):
-                rows[label] = {"r_hat": r_hat.ravel()[i], "ess_bulk": bulk.ravel()[i],
-                               "ess_tail": tail.ravel()[i], "min_draw": flat[:, i].min(),
-                               "max_draw": flat[:, i].max()}
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    stats = getattr(idata, "sample_stats", None)
-    div = int(stats["diverging"].sum()) if stats is not None and "diverging" in stats else 0
-    table.attrs["divergences"] = div
-    table.attrs["n_draws"] = int(posterior.sizes["chain"] * posterior.sizes["draw"])
-    return table
-
-
-def _improper_flat(table: pd.DataFrame) -> list[str]:
-    """Coordinates whose draws leave the optimiser's box (flat prior only)."""
-    out = []
-    for label, row in table.iterrows():
-        lo, hi = PARAMETER_BOUNDS[str(label).split("[")[0]]
-        if row["max_draw"] > hi:
-            out.append(f"{label} up to {row['max_draw']:.3g} (box edge {hi:g})")
-        elif row["min_draw"] < lo:
-            out.append(f"{label} down to {row['min_draw']:.3g} (box edge {lo:g})")
-    return out
-
-
-def check_diagnostics(idata, *, r_hat_max: float = _R_HAT_MAX, ess_min: float | None = None,
-                      ppc_alpha: float = _PPC_ALPHA, warn: bool = True,
-                      stacklevel: int = 2) -> list[str]:
-    """Check the draws and warn, naming each problem found.
-
-    Checks, on the sampled coordinates and the stored metric draws:
-    r_hat above `r_hat_max`; bulk or tail ESS below `ess_min`; divergent
-    transitions after warm-up; with ``prior="flat"``, draws beyond the box
-    the MLE is confined to (the flat posterior is then improper for these
-    data); and a posterior predictive p-value of the count histogram below
-    `ppc_alpha` (:func:`ppc_pvalue`).
-
-    Parameters
-    ----------
-    idata : arviz.InferenceData
-        From :func:`sample`.
-    r_hat_max : float, default 1.01
-        Largest acceptable rank-normalised split r_hat (Vehtari et al. 2021).
-    ess_min : float, optional
-        Smallest acceptable bulk and tail ESS; default 100 per chain.
-    ppc_alpha : float, default 0.01
-        Posterior predictive p-values below this are reported.
-    warn : bool, default True
-        Issue a :class:`~passmix.PosteriorWarning` for each problem.
-    stacklevel : int, default 2
-        Passed to :func:`warnings.warn`.
-
-    Returns
-    -------
-    list of str
-        One message per problem; empty when all is well.
-    """
-    check_idata(idata)
-    n_chains = idata.posterior.sizes["chain"]
-    ess_min = _ESS_PER_CHAIN * n_chains if ess_min is None else float(ess_min)
-    coords = diagnose(idata)
-    metric_names = [v for v in METRIC_VARS.values() if v in idata.posterior]
-    table = pd.concat([coords, diagnose(idata, metric_names)]) if metric_names else coords
-    problems = []
-    if idata.posterior.attrs.get("passmix_prior") == "flat":
-        gone = _improper_flat(coords)
-        if gone:
-            problems.append(
-                "the flat posterior appears improper for these data: draws of "
-                + "; ".join(gone) + ", beyond the box the MLE is confined to (the likelihood "
-                "does not vanish in that direction, so a flat prior leaves infinite mass "
-                "there). These draws do not describe a posterior; use prior='weak'.")
-    bad = table["r_hat"] > r_hat_max
-    if bad.any():
-        problems.append(f"r_hat > {r_hat_max:g} (chains disagree) for "
-                        + _list(table.loc[bad, "r_hat"], ".3f"))
-    for kind in ("bulk", "tail"):
-        col = f"ess_{kind}"
-        low = table[col] < ess_min
-        if low.any():
-            problems.append(f"{kind} ESS < {ess_min:g} (too few effective draws; run longer) "
-                            f"for " + _list(table.loc[low, col], ".0f"))
-    div = coords.attrs["divergences"]
-    if div:
-        problems.append(f"{div} divergent transitions of {coords.attrs['n_draws']} draws after "
-                        "warm-up: the sampler missed part of the posterior (raise "
-                        "target_accept; with many, the model is too flexible for the data)")
-    if "posterior_predictive" in idata.groups():
-        p = ppc_pvalue(idata)
-        if p < ppc_alpha:
-            problems.append(f"posterior predictive check of the count histogram: p = {p:.3g} "
-                            f"< {ppc_alpha:g}, the mixture does not reproduce the observed "
-                            "counts (try more components)")
-    if warn:
-        for msg in problems:
-            warnings.warn(msg, PosteriorWarning, stacklevel=stacklevel)
-    return problems
-
-
-def _list(series: pd.Series, fmt: str, most: int = 6) -> str:
-    items = [f"{name} ({value:{fmt}})" for name, value in series.items()]
-    more = f" and {len(items) - most} more" if len(items) > most else ""
-    return ", ".join(items[:most]) + more
-

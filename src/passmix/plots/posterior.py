@@ -1,4 +1,4 @@
-"""Plots of the posterior from :func:`passmix.bayes.sample.sample`.
+"""Plots of the posterior from :func:`passmix.sample` (and :func:`passmix.sample_pooled`).
 
 Trace and rank plots are ArviZ's, on the sampled coordinates; the metric
 against the horizon (posterior band with the delta-method band overlaid) and
@@ -17,20 +17,21 @@ import numpy as np
 
 from .._validation import FitWarning, check_k, check_level, check_metric
 from .fit import METRIC_LABELS, default_horizons, get_ax
-from ..bayes.sample import FREE_VARS, check_idata, draws_interval, metric_draws
+from ..bayes._record import is_pooled, system_label
+from ..bayes.checks import check_idata, free_variables
+from ..bayes.stats import draws_interval, metric_draws
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from ..models.mixture.fit import MixtureFit
+    from ..models.pooled.result import PooledFit
 
 __all__ = ["plot_posterior_horizon", "plot_ppc_counts", "plot_rank", "plot_trace"]
 
 
 def _free_names(idata, var_names) -> list[str]:
-    if var_names is not None:
-        return list(var_names)
-    return [v for v in FREE_VARS if v in idata.posterior]
+    return free_variables(idata) if var_names is None else list(var_names)
 
 
 def plot_trace(idata, var_names=None, **kwargs: Any):
@@ -39,7 +40,7 @@ def plot_trace(idata, var_names=None, **kwargs: Any):
     Parameters
     ----------
     idata : arviz.InferenceData
-        From :func:`passmix.bayes.sample.sample`.
+        From :func:`passmix.sample` or :func:`passmix.sample_pooled`.
     var_names : list of str, optional
         Posterior variables; default the unconstrained coordinates the
         sampler moves in (where convergence problems show first).
@@ -73,7 +74,8 @@ def plot_posterior_horizon(
     metric: str = "pass@k",
     k: Any = None,
     *,
-    fit: MixtureFit | None = None,
+    fit: MixtureFit | PooledFit | None = None,
+    system: Any = None,
     level: float = 0.95,
     method: str = "eti",
     scale: str | None = None,
@@ -87,14 +89,17 @@ def plot_posterior_horizon(
     Parameters
     ----------
     idata : arviz.InferenceData
-        From :func:`passmix.bayes.sample.sample`.
+        From :func:`passmix.sample`, or :func:`passmix.sample_pooled` (then name
+        the `system`).
     metric : {"pass@k", "pass^k", "auc@k"}, default "pass@k"
         The metric (aliases accepted).
     k : array_like of int, optional
         Horizons; default 60 distinct integers log-spaced from 1 to 1000.
-    fit : MixtureFit, optional
+    fit : MixtureFit or PooledFit, optional
         The maximum-likelihood fit; its estimate (dashed) and delta-method
         interval (dotted edges) are drawn over the posterior.
+    system : label, optional
+        With the pooled model's draws, the system to draw (required there).
     level : float, default 0.95
         Level of both bands.
     method : {"eti", "hdi"}, default "eti"
@@ -136,13 +141,21 @@ def plot_posterior_horizon(
     check_idata(idata)
     ks = default_horizons() if k is None else np.unique(check_k(k)[0])
     draws = metric_draws(idata, metric, ks)
+    pooled = is_pooled(idata)
+    if pooled:
+        systems = list(idata.constant_data["system"].values)
+        if system is None or system_label(system) not in systems:
+            raise ValueError(f"name the system to draw: one of {', '.join(map(repr, systems))}"
+                             f" (got {system!r}).")
+        row = systems.index(system_label(system))
+        draws = draws.transpose("chain", "draw", "system", "k").isel(system=row)
     lower, upper = draws_interval(draws, level, method)
     mean = draws.mean(("chain", "draw")).values
     ax = get_ax(ax)
-    h = idata.posterior.sizes["component"]
     prior = idata.posterior.attrs.get("passmix_prior", "")
+    model = "pooled" if pooled else f"H = {idata.posterior.sizes['component']}"
     if label is None:
-        label = f"posterior mean (H = {h}, prior {prior})" if prior else "posterior mean"
+        label = f"posterior mean ({model}, prior {prior})" if prior else "posterior mean"
     (line,) = ax.plot(ks, mean, color=color, lw=2.0, label=label, zorder=3)
     ax.fill_between(ks, lower, upper, color=line.get_color(), alpha=0.25, linewidth=0,
                     label=f"{100 * level:g}% credible ({method.upper()})", zorder=2)
@@ -150,12 +163,22 @@ def plot_posterior_horizon(
         options = {} if scale is None else {"scale": scale}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FitWarning)
-            res = fit.delta(metric, ks, level, **options)
-        ax.plot(ks, res.estimate, color=delta_color, ls="--", lw=1.2, label="MLE", zorder=4)
-        ax.plot(ks, res.lower, color=delta_color, ls=":", lw=1.4, zorder=4,
+            if pooled:
+                table = fit.delta(metric, ks, level, system=system)
+                estimate, lo, hi = (table[c].to_numpy() for c in ("estimate", "lower", "upper"))
+            else:
+                res = fit.delta(metric, ks, level, **options)
+                estimate, lo, hi = res.estimate, res.lower, res.upper
+        ax.plot(ks, estimate, color=delta_color, ls="--", lw=1.2, label="MLE", zorder=4)
+        ax.plot(ks, lo, color=delta_color, ls=":", lw=1.4, zorder=4,
                 label=f"{100 * level:g}% delta-method interval")
-        ax.plot(ks, res.upper, color=delta_color, ls=":", lw=1.4, zorder=4)
-    trials = idata.observed_data["trials"].values if "observed_data" in idata.groups() else []
+        ax.plot(ks, hi, color=delta_color, ls=":", lw=1.4, zorder=4)
+    if pooled:
+        trials = idata.constant_data["trials"].values[row]
+    elif "observed_data" in idata.groups():
+        trials = idata.observed_data["trials"].values
+    else:
+        trials = []
     if len(trials) and ks[0] <= trials.max() <= ks[-1]:
         ax.axvline(trials.max(), color="0.35", ls="-.", lw=1.0, zorder=1,
                    label=f"trials observed (m = {int(trials.max())})")
@@ -195,6 +218,9 @@ def plot_ppc_counts(idata, *, trials: int | None = None, level: float = 0.9,
     matplotlib.axes.Axes
     """
     check_idata(idata)
+    if is_pooled(idata):
+        raise ValueError("the posterior predictive check of the count histogram is the Beta "
+                         "mixture's (passmix.sample); the pooled model's draws have none.")
     level = check_level(level)
     observed = idata.observed_data["count_histogram"]
     replicated = idata.posterior_predictive["count_histogram"]

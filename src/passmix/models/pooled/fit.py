@@ -440,12 +440,8 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
         warnings.warn(f"the pooled fit chosen ({shape}) did not converge: the log-likelihood "
                       f"could still rise (L-BFGS-B: {best.optimum.message}); its estimates and "
                       "intervals are of a point short of the optimum.", FitWarning, stacklevel=2)
-    parts = best.parts
-    a, log_kappa, _ = _system_parts(parts)
-    return PooledFit(panel=panel, family=best.family, grid=grid, abilities=a,
-                     concentrations=np.exp(log_kappa),
-                     grid_weights=np.exp(_log_grid_weights(best.family, parts, grid)),
-                     loglik=best.optimum.loglik, bic=best.bic, converged=best.optimum.converged,
-                     family_table=table, params=best.optimum.params, _layout=layout,
-                     n_components=best.n_components, slope=best.slope,
-                     concentration="shared" if best.shared else "system")
+    return PooledFit.from_parameters(
+        panel, best.family, grid, best.optimum.params, n_components=best.n_components,
+        slope=best.slope, concentration="shared" if best.shared else "system",
+        loglik=best.optimum.loglik, bic=best.bic, converged=best.optimum.converged,
+        family_table=table)

@@ -91,6 +91,34 @@ class PooledFit:
     robust: bool = True
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
+    @classmethod
+    def from_parameters(cls, panel: Panel, family: str, grid, params, *,
+                        n_components: int = 1, slope: bool = False,
+                        concentration: str = "system", loglik: float = np.nan,
+                        bic: float = np.nan, converged: bool = True,
+                        family_table: pd.DataFrame | None = None) -> PooledFit:
+        """The fit at coordinates `params` of a model of `family` on `panel`: everything
+        else (abilities, concentrations, weights) follows from them.
+
+        :func:`fit_pooled` builds its result this way; so does
+        :func:`passmix.bayes.pooled.pooled_fit` from the draws' record of it.
+        """
+        grid = np.asarray(grid, dtype=float)
+        params = np.asarray(params, dtype=float)
+        layout = panel_layout(panel)
+        blocks = _blocks(family, layout.n_systems, grid.size, n_components, slope,
+                         concentration == "shared")
+        parts = split_blocks(params, blocks)
+        a, log_kappa, _ = _system_parts(parts)
+        table = pd.DataFrame() if family_table is None else family_table
+        return cls(panel=panel, family=family, grid=grid, abilities=a,
+                   concentrations=np.exp(log_kappa),
+                   grid_weights=np.exp(_log_grid_weights(family, parts, grid)),
+                   loglik=float(loglik), bic=float(bic), converged=bool(converged),
+                   family_table=table, params=params, _layout=layout,
+                   n_components=int(n_components), slope=bool(slope),
+                   concentration=concentration)
+
     # -- the model's quantities ---------------------------------------------------
     @property
     def systems(self) -> np.ndarray:
