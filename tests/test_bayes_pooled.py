@@ -140,8 +140,10 @@ def pinned():
     posterior = {name: np.broadcast_to(blocks[name], (chains, draws, blocks[name].size))
                  for name in block_names(fit.family, fit.slope) if np.size(blocks.get(name, ()))}
     posterior["abilities"] = np.broadcast_to(fit.abilities, (chains, draws, 3))
+    # as PyMC records them, with its own constant_data (the model's data containers)
     idata = az.from_dict(posterior=posterior, sample_stats={
-        "diverging": np.zeros((chains, draws), dtype=bool)})
+        "diverging": np.zeros((chains, draws), dtype=bool)},
+        constant_data={"pair_y": np.arange(3.0), "grid": np.zeros(2)})
     return _record(idata, fit, seed=3, check=False), fit
 
 

@@ -377,12 +377,17 @@ def _record(idata, fit: PooledFit, seed: int | None, check: bool) -> PooledPoste
     the metric draws at the default horizons, and the diagnostics' problems."""
     panel = fit.panel
     systems = np.array([system_label(s) for s in panel.systems], dtype=object)
-    idata.add_groups(constant_data=xr.Dataset(
+    record = xr.Dataset(
         {"successes": (("system", "task"), np.asarray(panel.successes)),
          "trials": (("system", "task"), np.asarray(panel.trials)),
          "grid": ("grid_point", np.asarray(fit.grid, dtype=float)),
          "mle": ("coordinate", np.asarray(fit.params, dtype=float))},
-        coords={"system": systems}))
+        coords={"system": systems})
+    # PyMC's own record of the model's data containers (its layout's pairs) gives way
+    if "constant_data" in idata.groups():
+        idata.constant_data = record
+    else:
+        idata.add_groups(constant_data=record)
     idata.posterior.attrs.update({
         "passmix_model": POOLED, "passmix_prior": "weak", "passmix_family": fit.family,
         "passmix_n_components": int(fit.n_components), "passmix_slope": int(fit.slope),
