@@ -53,7 +53,7 @@ import numpy as np
 
 __all__ = ["BACKEND_ENV", "BACKENDS", "CACHE_ENV", "backend", "cache_path", "compile_mode",
            "import_pymc", "import_pytensor", "load_cached", "prepare_numba",
-           "pymc_cxxflags", "register_numba_digamma", "store_cached"]
+           "pymc_cxxflags", "register_numba_digamma", "sampler_compile_kwargs", "store_cached"]
 
 _FLAGS = "PYTENSOR_FLAGS"
 #: The environment variable choosing the backend, and its values.
@@ -285,6 +285,19 @@ def register_numba_digamma() -> None:
         if node is None or any(v.type.dtype != "float64" for v in (*node.inputs, *node.outputs)):
             return numba_funcify_ScalarOp(op, node=node, **kwargs)
         return digamma, scalar_op_cache_key(op, implementation="passmix._digamma", version=1)
+
+
+def sampler_compile_kwargs() -> dict:
+    """``pymc.sample``'s ``compile_kwargs`` for :func:`backend`: its mode under numba, nothing
+    (PyMC's own default, C) otherwise.
+
+    Examples
+    --------
+    >>> from passmix._pytensor import sampler_compile_kwargs
+    >>> isinstance(sampler_compile_kwargs(), dict)
+    True
+    """
+    return {"mode": compile_mode()} if backend() == "numba" else {}
 
 
 def pymc_cxxflags(flags: str) -> str:

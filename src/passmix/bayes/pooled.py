@@ -41,7 +41,7 @@ import pandas as pd
 import xarray as xr
 
 from .._cbuild import parallel_c_build
-from .._pytensor import import_pymc
+from .._pytensor import import_pymc, sampler_compile_kwargs
 from .._defaults import SUMMARY_K
 from .._validation import check_k, check_level, check_metric, check_seed, check_whole
 from ..data.panel import Panel, as_panel
@@ -368,7 +368,8 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
         idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
                           random_seed=seed, model=model, initvals=starts,
                           target_accept=target_accept, progressbar=progressbar,
-                          compute_convergence_checks=False)
+                          compute_convergence_checks=False,
+                          compile_kwargs=sampler_compile_kwargs())
     return _record(idata, fit, seed, check)
 
 

@@ -53,7 +53,7 @@ from scipy.special import logsumexp
 
 from .._special import log_beta_ratio, log_choose
 from .._cbuild import parallel_c_build
-from .._pytensor import import_pymc
+from .._pytensor import import_pymc, sampler_compile_kwargs
 from .._defaults import POSTERIOR_K
 from .._validation import (DegenerateDataWarning, FitWarning, PosteriorWarning, check_k,
                            check_seed, check_whole)
@@ -173,7 +173,7 @@ def _run_pymc(sm, draws, tune, chains, cores, seed, starts, target_accept, progr
     pm = import_pymc()
 
     options = dict(init="adapt_diag", compute_convergence_checks=False, quiet=not progressbar,
-                   target_accept=target_accept)
+                   target_accept=target_accept, compile_kwargs=sampler_compile_kwargs())
     options.update(kwargs)
     with parallel_c_build():
         return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
