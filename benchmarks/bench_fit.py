@@ -10,7 +10,8 @@ with ``optimizer="find_MAP"`` (PyMC's own optimiser from every start); and, as
 a baseline measured in the same run, one call of ``pymc.find_MAP`` on the
 H = 1 model (it compiles its objective on every call).
 
-``--cold`` also prints, for each backend (``PASSMIX_BACKEND=c`` and
+``--cold`` also prints, for each backend (``PASSMIX_BACKEND=c``, with the C
+modules built in parallel and, ``PASSMIX_BUILD_WORKERS=0``, one by one; and
 ``numba``), in fresh processes with fresh caches (PyTensor's
 ``base_compiledir``, ``NUMBA_CACHE_DIR`` and ``HOME`` in new temporary
 folders): the mixture objective's build and compile, its first call (numba
@@ -72,10 +73,14 @@ print(t1 - t0, t2 - t1, (t3 - t2) / 2000 * 1e6, t4 - t3)
 
 
 def backend_rows() -> list[tuple[str, str]]:
-    """Compile, first and steady call of the mixture objective, and a pooled fit, per backend."""
+    """Compile, first and steady call of the mixture objective, and a pooled fit, per backend
+    (C with its modules built in parallel, the default; C one by one, as PyTensor builds
+    them alone; numba)."""
     rows = []
-    for backend in ("c", "numba"):
-        env = dict(os.environ, PASSMIX_BACKEND=backend, **fresh_caches())
+    for backend, workers in (("c", ""), ("c, one by one", "0"), ("numba", "")):
+        env = dict(os.environ, PASSMIX_BACKEND=backend.split(",")[0], **fresh_caches())
+        if workers:
+            env["PASSMIX_BUILD_WORKERS"] = workers
         for run in ("empty cache", "2nd process", "3rd process"):
             out = subprocess.run([sys.executable, "-c", BACKEND_PROBE], env=env,
                                  capture_output=True, text=True, check=True).stdout.split()
