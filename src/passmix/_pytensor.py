@@ -26,12 +26,14 @@ objective again), and an entry of PyTensor's numba cache that cannot be
 read is compiled again, not an error (:func:`prepare_numba`); where the
 numba backend cannot start at all, passmix warns and compiles with C.
 Measured on a 2-core machine (``benchmarks/bench_cli.py --cold --numba``,
-``benchmarks/bench_fit.py --cold``): from empty caches C is about twice as
-fast (``passmix estimate --example``: 19 s against 36 s; the mixture's
-objective: 9 s to compile against 3 s plus 15 s of numba's first call);
-warm, numba is about 10% faster (6.0 s against 6.1 s; one objective call
-25 us against 32 us). The first run is what a new user meets, so C is the
-default and numba a switch.
+``benchmarks/bench_fit.py --cold``, ``benchmarks/bench_sample.py --backends c
+numba``): from empty caches C is about twice as fast (``passmix estimate
+--example``: 18.5 s against 37 s; the mixture's objective: 10 s to compile
+against 3 s plus 16 s of numba's first call); warm, numba is a little faster
+(one objective call 30 us against 37 us; the command about the same, 6.7 s),
+and NUTS takes the same time either way. The first run is what a new user
+meets, so C is the default and numba a switch (``PASSMIX_BACKEND`` also sets
+the mode NUTS compiles with).
 """
 
 from __future__ import annotations
