@@ -40,3 +40,4 @@ gzip -9 -n -f docs/results/scaling_math_10k/allocations.csv
 python docs/results/pooled_summary.py
 python docs/results/pooled_slopes.py
 python docs/results/pooled_intervals.py
+python docs/results/pooled_reorder.py --reps 20
