@@ -188,6 +188,17 @@ def test_pooled_draws_are_inference_data_read_by_the_shared_functions(pinned, tm
     assert "pass_at_k[b, 100]" in diag.index
 
 
+def test_labels_that_collide_as_strings_are_an_error(pinned):
+    from passmix.bayes.pooled import _record
+
+    _, fit = pinned
+    panel = Panel(fit.panel.successes, fit.panel.trials, systems=[("a", "b"), "a/b", "c"])
+    clash = passmix.PooledFit.from_parameters(panel, fit.family, fit.grid, fit.params,
+                                              concentration=fit.concentration)
+    with pytest.raises(ValueError, match="distinct as strings"):
+        _record(az.from_dict(posterior={"ability": np.zeros((1, 2, 3))}), clash, 0, False)
+
+
 def test_the_former_methods_warn_and_agree(pinned):
     post, fit = pinned
     with pytest.warns(DeprecationWarning, match="credible_interval"):

@@ -141,3 +141,12 @@ class TestWaldEnds:
         assert_allclose(upper, [norm.ppf(0.95) * 0.1, 1.0], rtol=1e-14)
         with pytest.raises(ValueError, match="unknown scale 'probit'"):
             wald_ends(np.array([0.5]), np.array([0.1]), 0.95, "probit")
+
+    def test_scalars_and_broadcasting_keep_their_shapes(self):
+        from passmix.inference import wald_ends
+
+        lower, upper = wald_ends(0.5, 0.1, 0.95)
+        assert lower.shape == () and 0 < lower < 0.5 < upper < 1
+        lower, upper = wald_ends(np.array([[0.2, 0.5]]), 0.05, 0.95)
+        assert lower.shape == (1, 2)
+        assert_allclose(lower[0, 1], wald_ends(0.5, 0.05, 0.95)[0], rtol=1e-15)

@@ -301,6 +301,8 @@ class TestBICTies:
         assert select_by_criterion([-3.0, np.nan], [9, 1]) == 0
         with pytest.raises(ValueError, match="no model has a score"):
             select_by_criterion([np.nan], [1])
+        # an infinite best ties only with itself
+        assert select_by_criterion([np.inf, -1.0, np.inf], [3, 1, 2]) == 2
 
 
 class TestBinomialLimit:

@@ -87,6 +87,18 @@ class TestObjective:
             assert obj.logp_dlogp(z)[0] == pytest.approx(_scipy_loglik(z, 2, y, m, weight),
                                                          rel=1e-12)
 
+    def test_a_view_evaluates_only_data_it_set(self):
+        one, two = get_objective(1), get_objective(2)
+        assert one._fn is two._fn  # the views of one switchable graph
+        y, m = np.array([0, 2, 5]), np.array([5, 5, 5])
+        one.set_data(y, m, np.ones(3))
+        value = one.logp_dlogp(np.zeros(2))[0]
+        two.set_data(y, m, np.ones(3))  # switches the second component on
+        with pytest.raises(RuntimeError, match="call set_data first"):
+            one.logp_dlogp(np.zeros(2))
+        one.set_data(y, m, np.ones(3))
+        assert one.logp_dlogp(np.zeros(2))[0] == value
+
     def test_extreme_means_stay_finite(self):
         # a component mean at logit ~155 gives beta ~ 1e-68; (beta + m) - y would round to 0
         obj = get_objective(2)

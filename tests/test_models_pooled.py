@@ -223,6 +223,41 @@ def simulated():
     return panel, a - a.mean(), kappa, d, p
 
 
+class TestCompiledViews:
+    """The views of one compiled graph (shared and per-system concentration) share its data."""
+
+    def test_a_view_evaluates_only_data_it_set(self, small_panel):
+        layout = panel_layout(small_panel)
+        per_system = get_pooled_objective(layout, "normal", DEFAULT_GRID)
+        z = np.zeros(sum(size for _, size in per_system.blocks))
+        value = per_system.logp_dlogp(z)[0]
+        shared = get_pooled_objective(layout, "normal", DEFAULT_GRID, shared=True)
+        assert shared._fn is per_system._fn
+        # the other view's switches are in place now: a silent wrong value, were it allowed
+        with pytest.raises(RuntimeError, match="call set_data first"):
+            per_system.logp_dlogp(z)
+        per_system.set_data(layout, DEFAULT_GRID)
+        assert per_system.logp_dlogp(z)[0] == value
+
+    def test_setting_data_waits_for_the_holder_of_the_lock(self, small_panel):
+        import threading
+
+        layout = panel_layout(small_panel)
+        other = panel_layout(Panel(small_panel.successes[:, :3], small_panel.trials[:, :3]))
+        obj = get_pooled_objective(layout, "normal", DEFAULT_GRID)
+        z = np.zeros(sum(size for _, size in obj.blocks))
+        done = threading.Event()
+        with obj.lock:
+            value = obj.logp_dlogp(z)[0]
+            thread = threading.Thread(target=lambda: (
+                get_pooled_objective(other, "normal", DEFAULT_GRID), done.set()))
+            thread.start()
+            assert not done.wait(0.5)  # blocked: the data stay this panel's
+            assert obj.logp_dlogp(z)[0] == value
+        thread.join(60)
+        assert done.is_set()
+
+
 class TestRecovery:
     def test_normal_family(self, simulated):
         panel, a, kappa, d, p = simulated

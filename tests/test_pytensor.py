@@ -17,7 +17,7 @@ from passmix import _pytensor
 
 def test_digamma_matches_scipy():
     numba = pytest.importorskip("numba")
-    digamma = numba.njit(_pytensor._digamma)
+    digamma = numba.njit(_pytensor._digamma, fastmath=False)
     x = np.concatenate([np.logspace(-12, 12, 4001), np.linspace(0.01, 30.0, 3001)])
     got = np.array([digamma(v) for v in x])
     want = special.psi(x)
@@ -26,8 +26,15 @@ def test_digamma_matches_scipy():
     negative = -np.linspace(0.013, 20.3, 997)  # no integers
     got = np.array([digamma(v) for v in negative])
     assert_allclose(got, special.psi(negative), rtol=1e-9)
-    assert digamma(0.0) == -np.inf and digamma(np.inf) == np.inf
+    assert digamma(0.0) == -np.inf and digamma(-0.0) == np.inf and digamma(np.inf) == np.inf
     assert np.isnan(digamma(-3.0)) and np.isnan(digamma(np.nan))
+    # far below zero the reflection takes the tangent of the exact fractional part (30 digits)
+    import mpmath
+
+    for x in (-123456.789, -999999.999, -1e15 + 0.5, -4503599627370495.5):
+        assert digamma(x) == pytest.approx(float(mpmath.digamma(mpmath.mpf(x))), rel=1e-14)
+    for x in (-1e19, -1e300):  # integers in floating point: poles
+        assert np.isnan(digamma(x))
 
 
 @pytest.fixture
@@ -111,6 +118,9 @@ def test_import_pymc_hides_arviz_notice(tmp_path):
                tmp_path / "b")
     assert ours.returncode == 0, ours.stderr
     assert ours.stdout.split()[-1] == "pymc"
+    # the pooled posterior's module imports ArviZ itself
+    pooled = run("import passmix; print(passmix.sample_pooled.__name__)", tmp_path / "c")
+    assert pooled.returncode == 0, pooled.stderr
 
 
 _SMALL_NUMBA = (

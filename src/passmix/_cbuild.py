@@ -57,25 +57,34 @@ class _Header:
     path: str | None = None
 
 
-class _Stage:
-    """What the open contexts share: the originals, the staging folder, its builds."""
+class _Build:
+    """One function's staged builds: their folder, the libraries and precompiled headers."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
         self.lock = threading.Lock()
-        self.active = 0
-        self.originals: dict[str, object] = {}
-        self.folder: tempfile.TemporaryDirectory | None = None
         # (compiler arguments but paths, source digest) -> path of the staged library
         self.built: dict[tuple, str] = {}
         # (compiler flags, include lines) -> precompiled header
         self.headers: dict[tuple, _Header] = {}
 
 
-_STAGE = _Stage()
+# the hook: how many contexts are open, and PyTensor's own functions (captured once and
+# kept, so a thread still inside the hook when the last context closes finds them)
+_HOOK_LOCK = threading.Lock()
+_HOOK = {"active": 0}
+_ORIGINALS: dict[str, object] = {}
+# per thread: the build a worker stages into (.stage), the build a link copies from (.link)
 _worker = threading.local()
+_STATS_LOCK = threading.Lock()
 #: Module builds since import: staged (built ahead), copied (PyTensor's run replaced by a
 #: staged library) and unstaged (PyTensor's run went ahead: nothing staged for it).
 STATS = {"staged": 0, "copied": 0, "unstaged": 0}
+
+
+def _count(what: str) -> None:
+    with _STATS_LOCK:
+        STATS[what] += 1
 
 
 def build_workers() -> int:
@@ -141,26 +150,25 @@ def _leading_includes(source: str) -> tuple[str, ...]:
     return tuple(lines)
 
 
-def _header(flags: tuple[str, ...], includes: tuple[str, ...]) -> str | None:
-    """A precompiled header of `includes` under `flags` (built once): its path, or None."""
+def _header(build: _Build, flags: tuple[str, ...], includes: tuple[str, ...]) -> str | None:
+    """A precompiled header of `includes` under `flags` (built once per function): its path,
+    or None."""
     key = (flags, includes)
-    with _STAGE.lock:
-        header = _STAGE.headers.get(key)
+    with build.lock:
+        header = build.headers.get(key)
         mine = header is None
         if mine:
-            header = _STAGE.headers[key] = _Header()
-        folder = _STAGE.folder.name if _STAGE.folder is not None else None
+            header = build.headers[key] = _Header()
     if not mine:
         header.done.wait()
         return header.path
     try:
-        if folder is not None:
-            path = os.path.join(tempfile.mkdtemp(dir=folder), _HEADER_NAME)
-            with open(path, "w") as fh:
-                fh.write("\n".join(includes) + "\n")
-            cmd = [*flags, "-x", "c++-header", path, "-o", path + ".gch"]
-            if _STAGE.originals["popen"](cmd)[2] == 0:
-                header.path = path
+        path = os.path.join(tempfile.mkdtemp(dir=build.folder), _HEADER_NAME)
+        with open(path, "w") as fh:
+            fh.write("\n".join(includes) + "\n")
+        cmd = [*flags, "-x", "c++-header", path, "-o", path + ".gch"]
+        if _ORIGINALS["popen"](cmd)[2] == 0:
+            header.path = path
     except Exception:  # noqa: BLE001 - no header: the modules parse theirs
         header.path = None
     finally:
@@ -168,7 +176,7 @@ def _header(flags: tuple[str, ...], includes: tuple[str, ...]) -> str | None:
     return header.path
 
 
-def _staging_command(cmd: list[str]) -> list[str]:
+def _staging_command(cmd: list[str], build: _Build) -> list[str]:
     """A module build as staged: its compiler and flags, its leading headers read from a
     precompiled header, no debug information (the same machine code)."""
     out, src = _paths(cmd)
@@ -180,39 +188,42 @@ def _staging_command(cmd: list[str]) -> list[str]:
         # what the header must be compiled with: every flag of the build, but linking's
         flags = tuple(arg for i, arg in enumerate(cmd) if i not in (out, out + 1, src)
                       and arg not in ("-shared", "-g") and not arg.startswith("-l"))
-        header = _header(flags, includes)
+        header = _header(build, flags, includes)
         if header is not None:
             cmd = [*cmd[:src], "-include", header, *cmd[src:]]
     return [arg for arg in cmd if arg != "-g"]
 
 
 def _popen(cmd, **params):
-    """PyTensor's compiler call: a build already staged is copied, any other runs."""
-    original = _STAGE.originals["popen"]
+    """PyTensor's compiler call: a worker's build is staged, a build already staged for the
+    function being linked is copied, any other runs as PyTensor runs it."""
+    original = _ORIGINALS["popen"]
     key = _command_key(list(cmd)) if isinstance(cmd, list | tuple) else None
     if key is None:
         return original(cmd, **params)
     target = cmd[cmd.index("-o") + 1].strip('"')
-    if getattr(_worker, "staging", False):
-        result = original(_staging_command(list(cmd)), **params)
+    stage = getattr(_worker, "stage", None)
+    if stage is not None:
+        result = original(_staging_command(list(cmd), stage), **params)
         if result[2] == 0:
-            with _STAGE.lock:
-                _STAGE.built[key] = target
-                STATS["staged"] += 1
+            with stage.lock:
+                stage.built[key] = target
+            _count("staged")
         return result
-    with _STAGE.lock:
-        staged = _STAGE.built.get(key)
+    link = getattr(_worker, "link", None)
+    staged = None
+    if link is not None:
+        with link.lock:
+            staged = link.built.get(key)
     if staged is not None and os.path.isfile(staged):
         try:
             shutil.copyfile(staged, target)
         except OSError:
             pass
         else:
-            with _STAGE.lock:
-                STATS["copied"] += 1
+            _count("copied")
             return b"", b"", 0
-    with _STAGE.lock:
-        STATS["unstaged"] += 1
+    _count("unstaged")
     return original(cmd, **params)
 
 
@@ -250,19 +261,19 @@ def _missing_modules(fgraph) -> list[tuple]:
     return jobs
 
 
-def _build(job: tuple, folder: str) -> None:
+def _build(job: tuple, build: _Build) -> None:
     from pytensor.link.c.cmodule import GCC_compiler
 
     name, src, include_dirs, lib_dirs, libs, preargs = job
-    _worker.staging = True
+    _worker.stage = build
     try:
-        GCC_compiler.compile_str(name, src, location=folder, include_dirs=list(include_dirs),
-                                 lib_dirs=list(lib_dirs), libs=list(libs),
-                                 preargs=list(preargs), py_module=False)
+        GCC_compiler.compile_str(name, src, location=tempfile.mkdtemp(dir=build.folder),
+                                 include_dirs=list(include_dirs), lib_dirs=list(lib_dirs),
+                                 libs=list(libs), preargs=list(preargs), py_module=False)
     except Exception:  # noqa: BLE001 - not staged: PyTensor builds it and reports any error
         pass
     finally:
-        _worker.staging = False
+        _worker.stage = None
 
 
 def _load(module: str) -> None:
@@ -271,19 +282,16 @@ def _load(module: str) -> None:
         importlib.import_module(module)
 
 
-def _stage(linker) -> None:
-    """Build `linker`'s graph's missing C modules concurrently into the staging folder."""
+def _stage(linker, build: _Build) -> None:
+    """Build `linker`'s graph's missing C modules concurrently into `build`'s folder."""
     workers = build_workers()
-    with _STAGE.lock:
-        folder = _STAGE.folder.name if _STAGE.folder is not None else None
-    if workers < 1 or folder is None:
+    if workers < 1:
         return
     jobs = _missing_modules(linker.fgraph)
     if not jobs:
         return
     # the largest sources first, so that the last to finish are short ones
     jobs.sort(key=lambda job: -len(job[1]))
-    folders = [tempfile.mkdtemp(dir=folder) for _ in jobs]
     # PyTensor's own extensions (the C thunks' runner, the C loop's VM) are built on
     # their first import, after the modules: with an empty cache, import them alongside
     extensions = ["pytensor.link.c.cutils"]
@@ -291,14 +299,24 @@ def _stage(linker) -> None:
         extensions.append("pytensor.link.c.cvm")
     with ThreadPoolExecutor(max_workers=min(workers, len(jobs) + 1)) as pool:
         loading = pool.submit(lambda: [_load(name) for name in extensions])
-        list(pool.map(_build, jobs, folders))
+        list(pool.map(_build, jobs, [build] * len(jobs)))
         loading.result()
 
 
 def _make_all(self, *args, **kwargs):
-    with contextlib.suppress(Exception):
-        _stage(self)
-    return _STAGE.originals["make_all"](self, *args, **kwargs)
+    """PyTensor's ``VMLinker.make_all``, its missing C modules staged first; the staged files
+    are deleted once the function is linked."""
+    original = _ORIGINALS["make_all"]
+    with tempfile.TemporaryDirectory(prefix="passmix-build-") as folder:
+        build = _Build(folder)
+        with contextlib.suppress(Exception):
+            _stage(self, build)
+        previous = getattr(_worker, "link", None)
+        _worker.link = build
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            _worker.link = previous
 
 
 @contextlib.contextmanager
@@ -306,7 +324,10 @@ def parallel_c_build():
     """Within this context, PyTensor functions build their missing C modules in parallel.
 
     Safe to nest and to enter from several threads: the hook is in place
-    while any context is open and removed when the last one closes.
+    while any context is open (any thread's PyTensor functions then stage
+    theirs) and removed when the last one closes; a function still being
+    linked then finishes with PyTensor's own steps. A function's staged files
+    are deleted once it is linked.
 
     Examples
     --------
@@ -321,24 +342,19 @@ def parallel_c_build():
     from pytensor.link import vm
     from pytensor.link.c import cmodule
 
-    with _STAGE.lock:
-        if _STAGE.active == 0:
-            _STAGE.originals.update(make_all=vm.VMLinker.make_all,
-                                    popen=cmodule.output_subprocess_Popen)
-            _STAGE.folder = tempfile.TemporaryDirectory(prefix="passmix-build-")
+    with _HOOK_LOCK:
+        if not _ORIGINALS:
+            _ORIGINALS.update(make_all=vm.VMLinker.make_all,
+                              popen=cmodule.output_subprocess_Popen)
+        if _HOOK["active"] == 0:
             vm.VMLinker.make_all = _make_all
             cmodule.output_subprocess_Popen = _popen
-        _STAGE.active += 1
+        _HOOK["active"] += 1
     try:
         yield
     finally:
-        with _STAGE.lock:
-            _STAGE.active -= 1
-            if _STAGE.active == 0:
-                vm.VMLinker.make_all = _STAGE.originals.pop("make_all")
-                cmodule.output_subprocess_Popen = _STAGE.originals.pop("popen")
-                _STAGE.built.clear()
-                _STAGE.headers.clear()
-                folder, _STAGE.folder = _STAGE.folder, None
-                if folder is not None:
-                    folder.cleanup()
+        with _HOOK_LOCK:
+            _HOOK["active"] -= 1
+            if _HOOK["active"] == 0:
+                vm.VMLinker.make_all = _ORIGINALS["make_all"]
+                cmodule.output_subprocess_Popen = _ORIGINALS["popen"]

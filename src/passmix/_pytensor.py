@@ -54,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["BACKEND_ENV", "BACKENDS", "CACHE_ENV", "backend", "cache_path", "compile_mode",
-           "import_pymc", "import_pytensor", "load_cached", "prepare_numba",
+           "import_arviz", "import_pymc", "import_pytensor", "load_cached", "prepare_numba",
            "pymc_cxxflags", "register_numba_digamma", "sampler_compile_kwargs", "store_cached"]
 
 _FLAGS = "PYTENSOR_FLAGS"
@@ -112,6 +112,24 @@ def import_pytensor():
     return pytensor
 
 
+def import_arviz():
+    """Import ArviZ without its import-time notice of a coming refactor (see :func:`import_pymc`).
+
+    Examples
+    --------
+    >>> from passmix._pytensor import import_arviz
+    >>> import_arviz().__name__
+    'arviz'
+    """
+    if "arviz" in sys.modules:
+        return sys.modules["arviz"]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"\s*ArviZ is undergoing a major refactor",
+                                category=FutureWarning)
+        import arviz
+    return arviz
+
+
 def import_pymc():
     """Import PyMC the way passmix does: PyTensor first (:func:`import_pytensor`), and
     without ArviZ's import-time notice of its coming refactor, which a passmix user
@@ -131,10 +149,9 @@ def import_pymc():
     import_pytensor()
     if "pymc" in sys.modules:
         return sys.modules["pymc"]
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r"\s*ArviZ is undergoing a major refactor",
-                                category=FutureWarning)
-        import pymc
+    import_arviz()  # PyMC imports it
+    import pymc
+
     return pymc
 
 
@@ -196,21 +213,26 @@ def compile_mode(keep_buffers: bool = False):
 
 
 def _digamma(x: float) -> float:
-    """Digamma of a float, to ~1e-15 relative for x > 0 (scipy's ``psi`` as the reference).
+    """Digamma of a float, as scipy's ``psi`` (the reference in the tests).
 
     The recurrence ``psi(x) = psi(x + 1) - 1/x`` lifts x to >= 10, where the
-    asymptotic series to x^-14 is exact in double precision; reflection for
-    x <= 0. Compiled by numba (no scipy function pointer), so it caches.
+    asymptotic series to x^-14 is exact in double precision: ~1e-15 relative
+    for x > 0 (absolute ~3e-16 near the root at 1.4616). For x < 0 the
+    reflection ``psi(x) = psi(1 - x) - pi / tan(pi x)`` takes the tangent of
+    the fractional part of x, which is exact; NaN at the poles (0 and the
+    negative integers, as scipy; -inf at +0 and +inf at -0). Compiled by numba
+    (no scipy function pointer), so it caches.
     """
     if x != x:
         return x
     acc = 0.0
     if x <= 0.0:
         if x == 0.0:
-            return -math.inf
-        if x == math.floor(x):
+            return -math.copysign(math.inf, x)
+        frac = x - np.floor(x)  # exact, and a float even where x exceeds int64
+        if frac == 0.0:
             return math.nan
-        acc = -math.pi / math.tan(math.pi * x)
+        acc = -math.pi / math.tan(math.pi * frac)
         x = 1.0 - x
     while x < 10.0:
         acc -= 1.0 / x
@@ -280,13 +302,14 @@ def register_numba_digamma() -> None:
     from pytensor.link.numba.dispatch.scalar import numba_funcify_ScalarOp, scalar_op_cache_key
     from pytensor.scalar.math import Psi
 
-    digamma = numba_basic.numba_njit(_digamma)
+    # exact arithmetic: PyTensor's default fast-math flags would let LLVM reassociate it
+    digamma = numba_basic.numba_njit(_digamma, fastmath=False)
 
     @numba_basic.register_funcify_and_cache_key(Psi)
     def _funcify_psi(op, node=None, **kwargs):
         if node is None or any(v.type.dtype != "float64" for v in (*node.inputs, *node.outputs)):
             return numba_funcify_ScalarOp(op, node=node, **kwargs)
-        return digamma, scalar_op_cache_key(op, implementation="passmix._digamma", version=1)
+        return digamma, scalar_op_cache_key(op, implementation="passmix._digamma", version=2)
 
 
 def sampler_compile_kwargs() -> dict:

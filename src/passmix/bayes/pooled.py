@@ -35,13 +35,12 @@ from __future__ import annotations
 
 import warnings
 
-import arviz as az
 import numpy as np
 import pandas as pd
 import xarray as xr
 
 from .._cbuild import parallel_c_build
-from .._pytensor import import_pymc, sampler_compile_kwargs
+from .._pytensor import import_arviz, import_pymc, sampler_compile_kwargs
 from .._defaults import SUMMARY_K
 from .._validation import check_k, check_level, check_metric, check_seed, check_whole
 from ..data.panel import Panel, as_panel
@@ -52,6 +51,8 @@ from ..models.pooled.fit import fit_pooled
 from ..models.pooled.result import PooledFit
 from ._record import METRIC_VARS, POOLED, is_pooled, system_label
 from .checks import check_diagnostics
+
+az = import_arviz()
 
 __all__ = ["PooledPosterior", "pooled_fit", "pooled_metric_draws", "posterior_draws",
            "sample_pooled"]
@@ -378,6 +379,9 @@ def _record(idata, fit: PooledFit, seed: int | None, check: bool) -> PooledPoste
     the metric draws at the default horizons, and the diagnostics' problems."""
     panel = fit.panel
     systems = np.array([system_label(s) for s in panel.systems], dtype=object)
+    if len(set(systems)) < systems.size:
+        raise ValueError("the systems' labels must stay distinct as strings (the draws record "
+                         f"them so): {', '.join(map(repr, panel.systems))}.")
     record = xr.Dataset(
         {"successes": (("system", "task"), np.asarray(panel.successes)),
          "trials": (("system", "task"), np.asarray(panel.trials)),

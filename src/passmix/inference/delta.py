@@ -279,8 +279,10 @@ def wald_ends(estimate, se, level: float, scale: str = "logit"
     """
     if scale not in _SCALES:
         raise ValueError(f"unknown scale {scale!r}; expected one of {', '.join(_SCALES)}.")
-    estimate = np.asarray(estimate, dtype=float)
-    se = np.asarray(se, dtype=float)
+    estimate, se = np.broadcast_arrays(np.asarray(estimate, dtype=float),
+                                       np.asarray(se, dtype=float))
+    shape = estimate.shape
+    estimate, se = estimate.ravel(), se.ravel()
     z = normal_quantile(level)
     lower = np.clip(estimate - z * se, 0.0, 1.0)
     upper = np.clip(estimate + z * se, 0.0, 1.0)
@@ -289,7 +291,7 @@ def wald_ends(estimate, se, level: float, scale: str = "logit"
         est = estimate[inner]
         lower[inner], upper[inner] = logit_wald_ends(np.log(est) - np.log1p(-est),
                                                      se[inner] / (est * (1.0 - est)), level)
-    return lower, upper
+    return lower.reshape(shape), upper.reshape(shape)
 
 
 def widen_degenerate(lower, upper) -> tuple[np.ndarray, np.ndarray]:

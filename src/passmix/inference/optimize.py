@@ -398,7 +398,9 @@ def select_by_criterion(scores, sizes) -> int:
     if not valid.any():
         raise ValueError("no model has a score.")
     best = np.max(scores[valid])
-    tied = np.flatnonzero(valid & (scores >= best - _TIE * (1.0 + abs(best))))
+    # an infinite best ties only with itself (inf - inf would be NaN)
+    floor = best if np.isinf(best) else best - _TIE * (1.0 + abs(best))
+    tied = np.flatnonzero(valid & (scores >= floor))
     return int(tied[np.argmin(sizes[tied])])  # argmin: the first among equal sizes
 
 

@@ -35,6 +35,10 @@ class CompiledObjective:
     lock : threading.RLock
         Held from setting the data until the last evaluation on them: views
         of one compiled function share its data.
+    state : dict, optional
+        Shared by the views of one compiled function: which view set the data
+        last. A view evaluates only data it set itself, else it raises (another
+        view's data, or switches, would give a wrong value silently).
 
     Examples
     --------
@@ -48,16 +52,20 @@ class CompiledObjective:
     (2,)
     """
 
-    def __init__(self, fn: Any, lock: threading.RLock | None = None) -> None:
+    def __init__(self, fn: Any, lock: threading.RLock | None = None,
+                 state: dict | None = None) -> None:
         self._fn = fn
         self._data = {v.name: v for v in fn.get_shared()}
         self.lock = threading.RLock() if lock is None else lock
+        self._state = {} if state is None else state
 
     def _set_values(self, values: Mapping[str, Any]) -> None:
         """Swap the data containers' values in place (nothing is recompiled)."""
-        for name, value in values.items():
-            var = self._data[name]
-            var.set_value(np.asarray(value, dtype=var.type.dtype))
+        with self.lock:
+            for name, value in values.items():
+                var = self._data[name]
+                var.set_value(np.asarray(value, dtype=var.type.dtype))
+            self._state["owner"] = self
 
     def _inputs(self, z: np.ndarray) -> tuple:
         """The compiled function's inputs at coordinates `z`."""
@@ -69,6 +77,10 @@ class CompiledObjective:
 
     def logp_dlogp(self, z: np.ndarray) -> tuple[float, np.ndarray]:
         """Log-likelihood and its gradient at coordinates `z`."""
+        if self._state.get("owner") is not self:
+            raise RuntimeError(f"this {type(self).__name__} has not set the data of its compiled "
+                               "function, or another view of it has since: call set_data "
+                               "first, holding .lock until the last evaluation.")
         logp, grad = self._fn(*self._inputs(np.asarray(z, dtype=float)))
         return float(logp), self._own_gradient(np.asarray(grad))
 

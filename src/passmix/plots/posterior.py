@@ -164,7 +164,8 @@ def plot_posterior_horizon(
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FitWarning)
             if pooled:
-                table = fit.delta(metric, ks, level, system=system)
+                # the fit's own label of that system (the draws record it as a string)
+                table = fit.delta(metric, ks, level, system=fit.systems[row])
                 estimate, lo, hi = (table[c].to_numpy() for c in ("estimate", "lower", "upper"))
             else:
                 res = fit.delta(metric, ks, level, **options)

@@ -33,7 +33,7 @@ is imported.
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -185,6 +185,8 @@ class _Compiled:
     fn: Any
     data: dict[str, Any]
     lock: threading.RLock
+    # which view of the function set its data last (CompiledObjective's state)
+    state: dict = field(default_factory=dict)
 
 
 # what the compiled objective is made from: a change in any of them is a new file
@@ -273,9 +275,9 @@ class MixtureObjective(CompiledObjective):
     evaluation on those data: the views of one capacity share the data.
     """
 
-    def __init__(self, n_components: int, fn: Any, lock: threading.RLock, capacity: int
-                 ) -> None:
-        super().__init__(fn, lock)
+    def __init__(self, n_components: int, fn: Any, lock: threading.RLock, capacity: int,
+                 state: dict | None = None) -> None:
+        super().__init__(fn, lock, state)
         self.n_components = int(n_components)
         self._embed = _embedding(self.n_components, capacity)
         self._size = n_free_parameters(capacity)
@@ -309,7 +311,7 @@ def get_objective(n_components: int, prior: str = "flat") -> MixtureObjective:
     if h < 1:
         raise ValueError(f"n_components must be >= 1, got {n_components}.")
     shared = _compiled(max(h, OBJECTIVE_CAPACITY))
-    return MixtureObjective(h, shared.fn, shared.lock, shared.capacity)
+    return MixtureObjective(h, shared.fn, shared.lock, shared.capacity, shared.state)
 
 
 @dataclass

@@ -134,8 +134,8 @@ class PooledObjective(CompiledObjective):
     """
 
     def __init__(self, fn: Any, family: str, slope: bool = False, shared: bool = False,
-                 lock: threading.RLock | None = None) -> None:
-        super().__init__(fn, lock)
+                 lock: threading.RLock | None = None, state: dict | None = None) -> None:
+        super().__init__(fn, lock, state)
         self.family, self.slope, self.shared = family, bool(slope), bool(shared)
         self.blocks: list = []
 
@@ -149,12 +149,13 @@ class PooledObjective(CompiledObjective):
                   "concentration_index": np.zeros(n) if self.shared else np.arange(n)}
         if self.family != "grid":
             values["components"] = np.zeros(n_components)
-        self._set_values(values)
-        self._layout, self._grid = layout, np.asarray(grid, dtype=float)
-        self.blocks = _blocks(self.family, n, len(grid), n_components, self.slope,
-                              self.shared)
-        self._sizes = [dict(self.blocks).get(name, 0)
-                       for name in block_names(self.family, self.slope)]
+        with self.lock:
+            self._set_values(values)
+            self._layout, self._grid = layout, np.asarray(grid, dtype=float)
+            self.blocks = _blocks(self.family, n, len(grid), n_components, self.slope,
+                                  self.shared)
+            self._sizes = [dict(self.blocks).get(name, 0)
+                           for name in block_names(self.family, self.slope)]
 
     def _inputs(self, z: np.ndarray) -> tuple:
         # one input per free variable, in the model's order
@@ -184,7 +185,7 @@ def _data_names(family: str) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=None)
-def _compiled(family: str, slope: bool) -> tuple[Any, threading.RLock]:
+def _compiled(family: str, slope: bool) -> tuple[Any, threading.RLock, dict]:
     """The compiled graph of a family and slope setting, and the lock on its data: from disk
     if a process made it before (:func:`passmix._pytensor.cache_path`), which skips
     importing PyMC and rewriting the graph (most of a warm pooled fit's time).
@@ -196,14 +197,14 @@ def _compiled(family: str, slope: bool) -> tuple[Any, threading.RLock]:
     if fn is None:
         fn = _compile_pooled(family, slope)
         store_cached(path, fn)
-    return fn, threading.RLock()
+    return fn, threading.RLock(), {}
 
 
 @lru_cache(maxsize=None)
 def _objective(family: str, slope: bool = False, shared: bool = False) -> PooledObjective:
     """The view of the compiled graph of `family` and `slope` with this concentration."""
-    fn, lock = _compiled(family, slope)
-    return PooledObjective(fn, family, slope, shared, lock=lock)
+    fn, lock, state = _compiled(family, slope)
+    return PooledObjective(fn, family, slope, shared, lock=lock, state=state)
 
 
 def _compile_pooled(family: str, slope: bool = False):
@@ -226,7 +227,11 @@ def _compile_pooled(family: str, slope: bool = False):
 def get_pooled_objective(layout: _Layout, family: str, grid: np.ndarray,
                          n_components: int = 1, slope: bool = False,
                          shared: bool = False) -> PooledObjective:
-    """The family's compiled objective (built once per process), set to `layout` and `grid`."""
+    """The family's compiled objective (built once per process), set to `layout` and `grid`.
+
+    Its views share their compiled function's data: hold the objective's ``lock``
+    from here (or a later :meth:`PooledObjective.set_data`) to the last evaluation.
+    """
     obj = _objective(family, bool(slope), bool(shared))
     obj.set_data(layout, grid, n_components)
     return obj

@@ -17,7 +17,7 @@ from ..._validation import FitWarning, check_seed
 from ...data.counts import Counts
 from ...inference.optimize import Optimum, at_bound, maximize, select_by_criterion
 from ...data.panel import Panel, as_panel
-from ._graph import PooledObjective, _layout_loglik, get_pooled_objective
+from ._graph import PooledObjective, _layout_loglik, _objective
 from ._layout import (CONCENTRATIONS, CRITERIA, DEFAULT_GRID, FAMILIES, _BOUNDS, _Layout, _box,
                       _n_params, _system_parts, panel_layout, split_blocks)
 from ._likelihood import _log_grid_weights, em_grid_weights, task_grid_loglik
@@ -184,11 +184,11 @@ def _warm_start(warm: _Candidate, family: str, grid: np.ndarray, n_components: i
 def _fit_family(panel: Panel, layout: _Layout, family: str, grid: np.ndarray, n_init: int,
                 rng: np.random.Generator, warm: tuple[_Candidate, ...] = (),
                 n_components: int = 1, slope: bool = False, shared: bool = False) -> _Candidate:
-    objective = get_pooled_objective(layout, family, grid, n_components, slope, shared)
-    blocks = objective.blocks
-    box = _box(blocks)
+    objective = _objective(family, bool(slope), bool(shared))
     with objective.lock:
         objective.set_data(layout, grid, n_components)
+        blocks = objective.blocks
+        box = _box(blocks)
         starts = _starts(panel, family, grid, blocks, n_init, rng)
         warm_starts = [_warm_start(w, family, grid, n_components, blocks, box) for w in warm]
         if family == "grid":
