@@ -1323,3 +1323,38 @@ def test_large_panels_default_to_delta_but_profile_a_system_on_its_bound(monkeyp
         assert_allclose(got["upper"], ref["upper"], rtol=1e-12)
     assert fit.system(0).interval("pass@k", 1).upper == pytest.approx(
         profile.loc[(profile["system"] == 0) & (profile["metric"] == "pass@k"), "upper"].iloc[0])
+
+
+class TestSystemLoglik:
+    def test_each_system_by_brute_force(self, small_panel):
+        """Each system's tasks as fresh draws: a grid sum of Beta-binomials, scipy's pmf."""
+        fit = fit_pooled(small_panel, seed=0)
+        a, kappa = fit.abilities, fit.concentrations
+        slope = fit.slopes if fit.slope else np.ones(3)
+        y, m = small_panel.successes, small_panel.trials
+        for i in range(3):
+            mu = expit(a[i] - slope[i] * fit.grid)
+            want = sum(np.log(np.sum(fit.grid_weights * stats.betabinom.pmf(
+                y[i, j], m[i, j], mu * kappa[i], (1 - mu) * kappa[i]))) for j in range(4))
+            assert fit.system_loglik()[i] == pytest.approx(want, rel=1e-9)
+
+    def test_one_system_is_the_fit_loglik(self):
+        rng = np.random.default_rng(1)
+        y = rng.binomial(6, rng.beta(1.0, 2.0, size=(1, 60)))
+        fit = fit_pooled(Panel(y, np.full(y.shape, 6)), seed=0)
+        assert fit.system_loglik()[0] == pytest.approx(fit.loglik, rel=1e-9)
+
+    def test_the_mixture_scale(self):
+        """Where the pooled model holds, twice the gap to a free Beta per system is small.
+
+        Tasks are Beta(1, 3) draws for every system (one shared distribution, no
+        order), so a per-system Beta mixture can gain about one parameter's worth
+        of log-likelihood, not more; the two must share one scale for that.
+        """
+        rng = np.random.default_rng(2)
+        p = rng.beta(1.0, 3.0, size=(2, 150))
+        y = rng.binomial(10, p)
+        fit = fit_pooled(Panel(y, np.full(y.shape, 10)), seed=0)
+        for i in range(2):
+            mixture = passmix.fit(passmix.Counts(y[i], np.full(150, 10)), seed=0)
+            assert -4.0 < 2 * (mixture.loglik - fit.system_loglik()[i]) < 12.0

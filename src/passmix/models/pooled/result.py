@@ -17,6 +17,7 @@ from ..._defaults import METRICS, SUMMARY_K
 from ..._validation import check_interval_method, check_k, check_level, check_metric
 from ...inference.optimize import at_bound, covariance_from_information
 from ...inference.delta import ConfidenceInterval, logit_wald_ends, normal_quantile
+from ..._special import betabinom_logpmf
 from ...metrics import evaluate_logit, evaluate_metric
 from ...data.panel import Panel
 from ...inference.profile import LikelihoodRegion, region_drop, repair_across_metrics
@@ -750,6 +751,38 @@ class PooledFit:
         if self.slope:
             table.insert(2, "slope", self.slopes)
         return table
+
+    def system_loglik(self) -> np.ndarray:
+        """Each system's counts' log-likelihood alone under the fitted model, shape (I,).
+
+        System i's tasks are scored as fresh draws from the fitted difficulty
+        distribution, without the other systems' evidence about them: the
+        marginal model the fit implies for that system alone,
+        ``sum_j log sum_g w_g BetaBinom(y_ij | m_ij, alpha_ig, beta_ig)``. It is
+        on the scale of ``passmix.fit(counts).loglik`` for the same counts, so
+        twice the difference says whether a free Beta mixture describes the
+        system's success rates better than the pooled model's implied
+        distribution does (see ``docs/results/pooled_misfit.md``). With one
+        system it is the fit's :attr:`loglik`.
+
+        Examples
+        --------
+        >>> import numpy as np, passmix
+        >>> rng = np.random.default_rng(0)
+        >>> p = rng.beta(1, 3, size=(3, 40))
+        >>> panel = passmix.Panel(rng.binomial(8, p), np.full((3, 40), 8))
+        >>> fit = passmix.fit_pooled(panel, seed=0)
+        >>> fit.system_loglik().shape
+        (3,)
+        """
+        if "system_loglik" not in self._cache:
+            a, log_kappa, log_w, log_s = self._coordinates(self.params)
+            alpha, beta = beta_shapes(a, log_kappa, self.grid, log_s)             # (I, G)
+            ell = betabinom_logpmf(self.panel.successes[:, :, None],
+                                   self.panel.trials[:, :, None],
+                                   alpha[:, None, :], beta[:, None, :])          # (I, J, G)
+            self._cache["system_loglik"] = _lse(ell + log_w, axis=2).sum(axis=1)
+        return self._cache["system_loglik"].copy()
 
     def info(self) -> dict[str, Any]:
         """Estimator, difficulty family, log-likelihood, BIC and convergence."""
