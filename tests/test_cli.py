@@ -671,3 +671,57 @@ def test_module_subprocess_error(tmp_path):
     assert proc.stderr.startswith("Error: ")
     assert re.search(r"successes'? \(11\) exceeds (column )?'?trials'? \(10\)", proc.stderr)
     assert "Traceback" not in proc.stderr
+
+
+class TestCompare:
+    """``passmix compare``: the library's comparison, as records with the group columns."""
+
+    M10 = example_path("math_m10")
+
+    def test_json_records_match_the_library(self):
+        out = invoke("compare", self.M10, "--group-by", "model", "--a", "Pythia 1B", "--b",
+                     "Pythia 12B", "--k", "1,10,100", "--format", "json")
+        records = json.loads(out.stdout)
+        assert {"model_a", "model_b", "metric", "k", "estimate", "lower", "upper",
+                "band_lower", "band_upper", "certified", "method"} <= set(records[0])
+        assert [r["k"] for r in records] == [1, 10, 100]
+        assert {r["model_a"] for r in records} == {"Pythia 1B"}
+        panel = passmix.Panel.read(self.M10, "model")
+        want = passmix.compare(panel, "Pythia 1B", "Pythia 12B", k=[1, 10, 100], seed=0)
+        assert np.allclose([r["estimate"] for r in records], want.estimate[0], rtol=1e-9)
+        assert np.allclose([r["band_upper"] for r in records], want.band_upper[0], rtol=1e-9)
+        assert [r["certified"] for r in records] == want.certified[0].tolist()
+        assert "pooled" in out.stderr
+
+    def test_every_pair_as_csv_and_a_table(self):
+        out = invoke("compare", self.M10, "--group-by", "model", "--k", "1,5",
+                     "--method", "direct", "--format", "csv")
+        table = pd.read_csv(io.StringIO(out.stdout))
+        assert len(table) == 21 * 2 and set(table["method"]) == {"direct"}
+        text = invoke("compare", self.M10, "--group-by", "model", "--k", "1,5",
+                      "--method", "direct").stdout
+        assert "simultaneous band" in text and "Pythia 70M" in text
+
+    def test_plot(self, tmp_path):
+        target = tmp_path / "pair.png"
+        invoke("compare", self.M10, "--group-by", "model", "--k", "1,2,5,10", "--method",
+               "direct", "--a", "Pythia 12B", "--b", "Pythia 70M", "--plot", target)
+        assert target.stat().st_size > 1000
+
+    @pytest.mark.parametrize("args, code, message", [
+        (("--a", "Pythia 1B"), 2, "both --a and --b"),
+        (("--a", "Pythia 1B", "--b", "GPT-9"), 1, "--b 'GPT-9' matches no group"),
+        (("--k", "1,20", "--method", "direct"), 1, "exceeds the 10 trials"),
+        (("--method", "posterior"), 2, "'posterior' is not one of"),
+    ])
+    def test_errors(self, args, code, message):
+        out = invoke("compare", self.M10, "--group-by", "model", *args, code=code)
+        assert message in out.output
+
+    def test_pairs_that_share_no_task(self, tmp_path):
+        frame = pd.DataFrame({"model": ["x", "y"], "task": ["t1", "t2"], "successes": [1, 2],
+                              "trials": [3, 3]})
+        path = tmp_path / "disjoint.csv"
+        frame.to_csv(path, index=False)
+        out = invoke("compare", path, "--group-by", "model", "--k", "1", code=1)
+        assert "share no task" in out.output

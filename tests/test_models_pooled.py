@@ -1358,3 +1358,99 @@ class TestSystemLoglik:
         for i in range(2):
             mixture = passmix.fit(passmix.Counts(y[i], np.full(150, 10)), seed=0)
             assert -4.0 < 2 * (mixture.loglik - fit.system_loglik()[i]) < 12.0
+
+
+class TestDifference:
+    """``PooledFit.difference``: the estimate, its gradient and its task covariance."""
+
+    @staticmethod
+    @pytest.fixture(scope="class")
+    def ragged():
+        rng = np.random.default_rng(5)
+        d = rng.normal(0.5, 1.5, size=30)
+        p = expit(np.array([[-0.8], [0.0], [0.8]]) - d[None, :])
+        m = np.full(p.shape, 6)
+        m[0, :4] = 0     # system "a" did not run the first four tasks
+        m[2, 10] = 3
+        y = rng.binomial(m, p)
+        return fit_pooled(Panel(y, m, systems=["a", "b", "c"]), seed=0, concentration="shared")
+
+    @staticmethod
+    def posterior_means(fit, i, metric, k):
+        """(J, K) each task's posterior expectation of the metric of system i's p there."""
+        r = fit.task_posterior()
+        slope = fit.slopes[i] if fit.slope else 1.0
+        mu = expit(fit.abilities[i] - slope * fit.grid)
+        alpha, beta = fit.concentrations[i] * mu, fit.concentrations[i] * (1 - mu)
+        y, m = fit.panel.successes[i], fit.panel.trials[i]
+        return np.array([passmix.metric_value(metric, r[j], alpha + y[j], beta + m[j] - y[j], k)
+                         for j in range(r.shape[0])])
+
+    @pytest.mark.parametrize("metric", ["pass@k", "pass^k", "auc@k"])
+    def test_estimate_by_brute_force_on_shared_tasks(self, ragged, metric):
+        k = [1, 4, 40]
+        estimate, _, values = ragged.difference("a", "c", metric, k)
+        shared = np.arange(30) >= 4
+        want_a = self.posterior_means(ragged, 0, metric, k)[shared].mean(axis=0)
+        want_c = self.posterior_means(ragged, 2, metric, k)[shared].mean(axis=0)
+        assert_allclose(values, [want_a, want_c], rtol=1e-9, atol=1e-12)
+        assert_allclose(estimate, want_c - want_a, rtol=1e-9, atol=1e-12)
+        # over every task (b and c ran all) it is the two systems' own metrics
+        full, _, _ = ragged.difference("b", "c", metric, k)
+        assert_allclose(full, ragged.metric(metric, k, as_frame=False)[2]
+                        - ragged.metric(metric, k, as_frame=False)[1], rtol=1e-9, atol=1e-12)
+
+    def test_gradient_by_differences_on_shared_tasks(self, ragged):
+        k = np.array([1, 30])
+        share = (np.arange(30) >= 4).astype(float)
+        active = np.diag(ragged._covariance()) > 0
+        grads, _ = ragged._logit_gradients("pass@k", k, active, rows=[0, 2], tasks=share)
+        def central(c, step):
+            up, down = ragged.params.copy(), ragged.params.copy()
+            up[c] += step
+            down[c] -= step
+            return (ragged._per_system(passmix.metrics.evaluate_logit, "pass@k", k, up,
+                                       [0, 2], share)
+                    - ragged._per_system(passmix.metrics.evaluate_logit, "pass@k", k, down,
+                                         [0, 2], share)) / (2 * step)
+
+        for c in np.flatnonzero(active):
+            step = 1e-4 * max(1.0, abs(ragged.params[c]))
+            fd = (4.0 * central(c, step / 2) - central(c, step)) / 3.0   # Richardson
+            assert_allclose(grads[c], fd, rtol=1e-4, atol=1e-6)
+
+    @pytest.mark.parametrize("metric, k, rtol", [("pass@k", [1, 5, 60], 0.06),
+                                                 ("pass^k", [1, 3, 6], 0.06),
+                                                 ("auc@k", [2, 20], 0.06),
+                                                 ("auc@k", [200], 0.15)])
+    def test_task_covariance_by_monte_carlo(self, ragged, metric, k, rtol):
+        """Draw each task's difficulty from its posterior, then each system's p given it."""
+        fit, rng, n_draws = ragged, np.random.default_rng(0), 20000
+        mask = np.arange(30) >= 4
+        r = fit.task_posterior()[mask]
+        g = np.array([rng.choice(r.shape[1], size=n_draws, p=row / row.sum()) for row in r])
+        diffs = 0.0
+        for sign, i in ((-1, 0), (1, 2)):
+            mu = expit(fit.abilities[i] - fit.grid[g])                    # (n, draws)
+            y = fit.panel.successes[i][mask][:, None]
+            f = fit.panel.trials[i][mask][:, None] - y
+            p = rng.beta(fit.concentrations[i] * mu + y, fit.concentrations[i] * (1 - mu) + f)
+            one = np.stack([1 - (1 - p) ** kv if metric == "pass@k" else p ** kv if
+                            metric == "pass^k" else
+                            1 - (1 - p) * (1 - (1 - p) ** kv) / np.maximum(p, 1e-300) / kv
+                            for kv in k], axis=-1)                        # (n, draws, K)
+            diffs = diffs + sign * one.mean(axis=0)
+        want = np.atleast_2d(np.cov(diffs.T))
+        got = fit._task_covariance(metric, np.array(k), 0, 2, mask)
+        assert_allclose(np.sqrt(np.diag(got)), np.sqrt(np.diag(want)), rtol=rtol)
+        if len(k) > 1:
+            corr = lambda c: c[0, -1] / np.sqrt(c[0, 0] * c[-1, -1])  # noqa: E731
+            assert corr(got) == pytest.approx(corr(want), abs=0.05)
+
+    def test_bad_input(self, ragged):
+        with pytest.raises(ValueError, match="mask"):
+            ragged.difference("a", "b", "pass@k", 5, tasks=[True, False])
+        with pytest.raises(ValueError, match="share no task"):
+            ragged.difference("a", "b", "pass@k", 5, tasks=np.zeros(30, bool))
+        with pytest.raises(KeyError):
+            ragged.difference("a", "zz", "pass@k", 5)

@@ -3,7 +3,9 @@
 Fit a Beta mixture to per-task success counts and read off Pass@k, Pass^k and
 AUC@k at any horizon, with profile-likelihood or delta-method intervals, next
 to the naive and unbiased estimators and any estimator registered with
-:func:`register_estimator`. Many systems on shared tasks: :func:`fit_pooled`.
+:func:`register_estimator`. Many systems on shared tasks: :func:`fit_pooled`; paired differences and
+their intervals at any horizon: :func:`compare` (a callable module:
+:mod:`passmix.compare`).
 Spend a budget of attempts well and stop when precise enough: :func:`evaluate`
 (samplers and the Pass@k scaling baselines in :mod:`passmix.scaling`). The
 distribution of scores across prompts or other configurations:
@@ -38,14 +40,16 @@ __getattr__, __dir__, _ = attach(__name__, {
     ".bayes.stats": ["compare_intervals", "credible_interval", "posterior_metrics"],
     ".bayes.pooled": ["sample_pooled"],
     ".scaling.loop": ["EvaluationResult", "evaluate"],
+    ".compare.result": ["Comparison"],
 }, submodules={"readers": ".data.readers",
-               **{name: "." + name for name in ("bayes", "data", "estimators", "experiments",
+               **{name: "." + name for name in ("bayes", "compare", "data", "estimators", "experiments",
                                                 "inference", "models", "plots", "scaling",
                                                 "sensitivity")}})
 
 __all__ = [
     "METRICS",
     "BetaMixture",
+    "Comparison",
     "ConfidenceInterval",
     "Counts",
     "DegenerateDataWarning",
@@ -60,6 +64,7 @@ __all__ = [
     "PosteriorWarning",
     "auc_at_k",
     "combinatorial_estimate",
+    "compare",
     "compare_intervals",
     "credible_interval",
     "delta_method",

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import importlib
 import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
 
-__all__ = ["attach"]
+__all__ = ["attach", "make_callable"]
 
 
 def attach(package: str, names: Mapping[str, Sequence[str]],
@@ -59,3 +60,20 @@ def attach(package: str, names: Mapping[str, Sequence[str]],
         return sorted(set(vars(sys.modules[package])) | set(where) | set(modules))
 
     return __getattr__, __dir__, sorted(set(where) | set(modules))
+
+
+def make_callable(module: str, function: Callable) -> None:
+    """Make the (sub)package `module` callable as `function`.
+
+    A package and a function of one name (``passmix.sensitivity``,
+    ``passmix.compare``) cannot both be the parent's attribute: importing the
+    package sets it. So the package itself is the function.
+    """
+
+    class _CallableModule(types.ModuleType):
+        __doc__ = f"The package {module}, callable as {function.__name__}."
+
+        def __call__(self, *args, **kwargs):
+            return function(*args, **kwargs)
+
+    sys.modules[module].__class__ = _CallableModule

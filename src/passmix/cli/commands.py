@@ -32,6 +32,9 @@ from ..examples import example_path
 from ..estimators.registry import estimator_names, get_estimator
 from ..tables import NOISE, estimate_table, render
 
+#: ``passmix compare --method`` (passmix.compare.COMPARE_METHODS, without importing it)
+_COMPARE_METHODS = ("auto", "pooled", "direct", "mixture")
+
 __all__ = ["main"]
 
 FORMATS = ("table", "csv", "json")
@@ -404,6 +407,119 @@ def estimate(
         except _INPUT_ERRORS as err:
             raise click.ClickException(_message(err)) from None
 
+
+
+@main.command(context_settings={"show_default": True})
+@click.argument("file", type=click.Path(path_type=Path))
+@click.option("--group-by", "group_by", multiple=True, metavar="COLS", required=True,
+              help="Column(s) naming the systems, comma-separated.")
+@click.option("--a", "a", default=None, metavar="NAME",
+              help="First system of one pair (with --b; values of several --group-by "
+                   "columns joined by commas). Without --a/--b every pair is compared.")
+@click.option("--b", "b", default=None, metavar="NAME",
+              help="Second system: the difference is b minus a.")
+@click.option("--k", "k", type=HorizonList(), default="1,10,100,1000", help="Horizons.")
+@click.option("--metric", type=click.Choice(("pass@k", "pass^k", "auc@k"), case_sensitive=False),
+              default="pass@k", help="The metric compared.")
+@click.option("--method", type=click.Choice(_COMPARE_METHODS, case_sensitive=False),
+              default="auto", help="auto: pooled up to 20 trials per task, mixture beyond; "
+                                   "direct: model-free, k within the trials.")
+@click.option("--level", type=LevelType(), default=0.95,
+              help="Level of the pointwise intervals and of the simultaneous band.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS, case_sensitive=False),
+              default="table", help="Output format.")
+@click.option("--plot", "plot", type=click.Path(dir_okay=False, writable=True, path_type=Path),
+              default=None, help="Save the first pair's (or --a/--b's) figure here.")
+@click.option("--seed", type=int, default=0, help="Seed of the fit and of the band.")
+@_column_options
+@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True, path_type=Path),
+              default=None, help="Write the output here instead of stdout.")
+@click.pass_context
+def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | None,
+            b: str | None, k: tuple[int, ...], metric: str, method: str, level: float,
+            fmt: str, plot: Path | None, seed: int, task: str | None, successes: str | None,
+            trials: str | None, outcome: str | None, output: Path | None) -> None:
+    """Compare systems in FILE on the tasks they share: b - a at each k, with intervals.
+
+    Prints, per pair and horizon, the difference, its pointwise interval, the
+    simultaneous band over the horizons and the sign it certifies (+1: b
+    better, -1: a better, 0: undecided).
+
+    \b
+    Examples:
+      passmix compare results.csv --group-by model --k 10,100,1000
+      passmix compare results.csv --group-by model --a base --b rl --format json
+      passmix compare results.csv --group-by model --method direct --k 1,2,5,10
+    """
+    from ..compare import compare as compare_systems
+    from ..data.panel import Panel
+
+    group_cols = _split_columns(group_by)
+    if not group_cols:
+        raise click.BadParameter("no column names given.", ctx, param_hint="'--group-by'")
+    if (a is None) != (b is None):
+        raise click.UsageError("give both --a and --b, or neither to compare every pair.", ctx)
+    with _warnings_as_lines():
+        try:
+            groups = read_counts(source := file, group_by=group_cols, task=task,
+                                 successes=successes, trials=trials, outcome=outcome)
+            panel = Panel.from_counts(groups, unpack=False)
+            names = {",".join(map(str, label)): label for label in panel.systems}
+            pair = [None, None]
+            for n, (flag, name) in enumerate((("--a", a), ("--b", b))):
+                if name is not None:
+                    if name not in names:
+                        raise ValueError(f"{flag} {name!r} matches no group of "
+                                         f"{','.join(group_cols)} in {source}; groups: "
+                                         f"{', '.join(list(names)[:10])}"
+                                         f"{', ...' if len(names) > 10 else ''}.")
+                    pair[n] = names[name]
+            result = compare_systems(panel, *pair, k=list(k), metric=metric.lower(),
+                                     method=method.lower(), level=level, seed=seed)
+            if "why" in result.details:
+                click.echo(f"method {result.details['why']}", err=True)
+            text = _render_comparison(result, group_cols, fmt.lower())
+            if output is None:
+                click.echo(text, nl=False)
+            else:
+                output.write_text(text, encoding="utf-8")
+            if plot is not None:
+                import matplotlib
+
+                matplotlib.use("Agg")
+                axes = result.plot(*pair if a is not None else (None, None))
+                axes[0].figure.tight_layout()
+                axes[0].figure.savefig(plot, dpi=120)
+        except BrokenPipeError:
+            _silence_stdout()
+            ctx.exit(1)
+        except (*_INPUT_ERRORS, KeyError) as err:
+            raise click.ClickException(_message(err) if not isinstance(err, KeyError)
+                                       else str(err.args[0])) from None
+
+
+def _render_comparison(result: Any, group_cols: list[str], fmt: str) -> str:
+    """A comparison's rows, the systems spread over their group columns suffixed _a and _b."""
+    table = result.summary()
+    for side in ("a", "b"):
+        for n, col in enumerate(group_cols):
+            table[f"{col}_{side}"] = [label[n] for label in table[side]]
+    front = [f"{col}_{side}" for side in ("a", "b") for col in group_cols]
+    columns = front + ["metric", "k", "estimate", "lower", "upper", "band_lower", "band_upper",
+                       "certified", "method", "se", "value_a", "value_b", "n_tasks"]
+    table = table[columns]
+    if fmt == "json":
+        return table.to_json(orient="records", indent=2) + "\n"
+    if fmt == "csv":
+        return table.to_csv(index=False, float_format="%.6g")
+    shown = table.drop(columns=["method", "se"]).copy()
+    for col in ("estimate", "lower", "upper", "band_lower", "band_upper"):
+        shown[col] = shown[col].map("{:+.4f}".format)
+    for col in ("value_a", "value_b"):
+        shown[col] = shown[col].map("{:.4f}".format)
+    head = (f"{result.metric}: b - a, {result.level:.0%} pointwise interval and simultaneous "
+            f"band over k = {','.join(map(str, result.k))} ({result.method})\n")
+    return head + shown.to_string(index=False) + "\n"
 
 
 def _read_log_file(source: Path, log_format: str, options: dict, group_cols: list):

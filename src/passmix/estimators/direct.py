@@ -136,7 +136,7 @@ def naive_estimate(counts, metric: str, k) -> float | np.ndarray:
 # --------------------------------------------------------------------------
 # combinatorial (unbiased)
 # --------------------------------------------------------------------------
-def _combinatorial(y: np.ndarray, m: np.ndarray, metric: str, k: np.ndarray) -> np.ndarray:
+def combinatorial_values(y: np.ndarray, m: np.ndarray, metric: str, k: np.ndarray) -> np.ndarray:
     """Per-pair unbiased values, shape (G, K); requires ``k <= m`` everywhere."""
     if metric == "pass^k":
         return np.exp(log_binom_ratio(y, m, k))
@@ -238,7 +238,7 @@ def combinatorial_estimate(counts, metric: str, k) -> float | np.ndarray:
             f"{count[short].sum()} of {count.sum()} tasks have fewer trials "
             f"(smallest m_j = {m.min()}). Use the mixture fit to extrapolate."
         )
-    return _average(_combinatorial(y, m, metric, ks[None, :]), count, scalar)
+    return _average(combinatorial_values(y, m, metric, ks[None, :]), count, scalar)
 
 
 # --------------------------------------------------------------------------

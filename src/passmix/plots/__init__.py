@@ -3,6 +3,7 @@
 * :mod:`~passmix.plots.fit`: horizon curves, the fitted density, the pooled
   difficulty distribution;
 * :mod:`~passmix.plots.posterior`: traces, ranks, posterior horizons, predictive checks;
+* :mod:`~passmix.plots.compare`: a paired comparison's curves, difference and band;
 * :mod:`~passmix.plots.scaling`: the evaluation loop's trajectory;
 * :mod:`~passmix.plots.sensitivity`: a score's distribution across configurations.
 """
@@ -13,6 +14,7 @@ __getattr__, __dir__, __all__ = attach(__name__, {
     ".fit": ["METRIC_LABELS", "default_horizons", "get_ax", "plot_difficulty", "plot_horizon",
              "plot_mixture_density"],
     ".posterior": ["plot_posterior_horizon", "plot_ppc_counts", "plot_rank", "plot_trace"],
+    ".compare": ["plot_comparison"],
     ".scaling": ["plot_evaluation"],
     ".sensitivity": ["plot_sensitivity"],
 })

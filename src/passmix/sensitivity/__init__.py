@@ -14,9 +14,7 @@ The package is callable: ``passmix.sensitivity(data, ...)`` is
 still reaches everything listed here.
 """
 
-import sys
-import types
-
+from .._lazy import make_callable
 from ..distributions import BetaMixture, wasserstein1, wasserstein1_midpoint
 from .analysis import PERCENTILES, SensitivityResult, as_configurations, score_errors, sensitivity
 from .data import Configurations, read_configurations
@@ -30,11 +28,4 @@ __all__ = ["CELL_SAMPLERS", "PERCENTILES", "BetaMixture", "Configurations", "PIR
            "simulate_matrix", "wasserstein1", "wasserstein1_midpoint"]
 
 
-class _CallableModule(types.ModuleType):
-    """This package, callable as :func:`sensitivity`."""
-
-    def __call__(self, *args, **kwargs):
-        return sensitivity(*args, **kwargs)
-
-
-sys.modules[__name__].__class__ = _CallableModule
+make_callable(__name__, sensitivity)

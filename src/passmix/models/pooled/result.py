@@ -167,33 +167,40 @@ class PooledFit:
             self._cache[key] = (pairs, member)
         return self._cache[key]
 
-    def _system_components(self, i: int, z: np.ndarray | None, r: np.ndarray):
+    def _system_components(self, i: int, z: np.ndarray | None, r: np.ndarray,
+                           tasks: np.ndarray | None = None):
         """System i's components before pruning: weights (pairs, G) and shapes, (pairs, G) each.
 
         A component's shapes depend on the task only through system i's counts
         there, so tasks with the same counts pool their posterior weights: at
-        most (m + 1) x G components instead of J x G.
+        most (m + 1) x G components instead of J x G. `tasks` (a 0/1 mask over
+        the tasks) restricts the metric's average to those tasks.
         """
         a, log_kappa, _, log_s = self._coordinates(self.params if z is None else z)
         alpha, beta = beta_shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
         pairs, member = self._pairs(i)
-        weights = member @ r / r.shape[0]
+        if tasks is None:
+            weights = member @ r / r.shape[0]
+        else:
+            weights = (member * tasks) @ r / tasks.sum()
         y = pairs[0].astype(float)[:, None]
         f = (pairs[1] - pairs[0]).astype(float)[:, None]
         return weights, alpha + y, beta + f
 
     def _system_mixture(self, i: int, z: np.ndarray | None = None,
-                        r: np.ndarray | None = None, with_mask: bool = False):
+                        r: np.ndarray | None = None, with_mask: bool = False,
+                        tasks: np.ndarray | None = None):
         """System i's per-task posterior Beta components ``(weights, alpha, beta)``."""
         r = self._posterior(z) if r is None else r
-        weights, alpha, beta = self._system_components(i, z, r)
+        weights, alpha, beta = self._system_components(i, z, r, tasks)
         w = weights.ravel()
         keep = w > 1e-14 * w.max()
         out = (w[keep] / w[keep].sum(), alpha.ravel()[keep], beta.ravel()[keep])
         return (*out, keep) if with_mask else out
 
     def _per_system(self, evaluate, metric: str, k_arr: np.ndarray,
-                    z: np.ndarray | None = None, rows=None) -> np.ndarray:
+                    z: np.ndarray | None = None, rows=None,
+                    tasks: np.ndarray | None = None) -> np.ndarray:
         """(len(rows), K) of ``evaluate(metric, w, alpha, beta, k)``, one posterior.
 
         `rows` are system positions (default all); asking for one system costs
@@ -203,14 +210,14 @@ class PooledFit:
         rows = range(self._layout.n_systems) if rows is None else rows
         out = np.empty((len(rows), k_arr.size))
         for n, i in enumerate(rows):
-            value = evaluate(metric, *self._system_mixture(i, z, r), k_arr)
+            value = evaluate(metric, *self._system_mixture(i, z, r, tasks=tasks), k_arr)
             out[n] = value[0] if isinstance(value, tuple) else value
         return out
 
     def _values(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None,
-                rows=None) -> np.ndarray:
-        """(I, K) metric values of every system (or of `rows`)."""
-        return self._per_system(evaluate_metric, metric, k_arr, z, rows)
+                rows=None, tasks: np.ndarray | None = None) -> np.ndarray:
+        """(I, K) metric values of every system (or of `rows`), over `tasks` (default all)."""
+        return self._per_system(evaluate_metric, metric, k_arr, z, rows, tasks)
 
     def _logits(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None,
                 rows=None) -> np.ndarray:
@@ -601,7 +608,8 @@ class PooledFit:
 
     def _logit_gradients(self, metric: str, k_arr: np.ndarray, active: np.ndarray,
                          z: np.ndarray | None = None, rows=None,
-                         derivatives: _PooledDerivatives | None = None):
+                         derivatives: _PooledDerivatives | None = None,
+                         tasks: np.ndarray | None = None):
         """(C, len(rows), K) gradients of the systems' metric logits in the free coordinates,
         and the logits, (len(rows), K), at coordinates `z` (the optimum by default).
 
@@ -614,7 +622,8 @@ class PooledFit:
         (:meth:`_PooledDerivatives.posterior_contraction`): nothing is
         differenced, and the cost is a few matrix products over (task, grid).
         `rows` are system positions (default all); `derivatives`, the pieces at `z`
-        if already computed.
+        if already computed; `tasks`, a 0/1 mask of the tasks the metric averages
+        over (default all).
         """
         n_sys = self._layout.n_systems
         rows = list(range(n_sys)) if rows is None else list(rows)
@@ -637,7 +646,7 @@ class PooledFit:
         centre = np.empty((len(rows), k_arr.size))
         by_weight, direct = [], np.zeros((at.size, len(rows), k_arr.size))
         for n, i in enumerate(rows):
-            w, alpha, beta, keep = self._system_mixture(i, z, r0, with_mask=True)
+            w, alpha, beta, keep = self._system_mixture(i, z, r0, with_mask=True, tasks=tasks)
             centre[n], (gw, ga, gb) = evaluate_logit(metric, w, alpha, beta, k_arr)
             n_pairs = keep.size // self.grid.size
             full = np.zeros((k_arr.size, keep.size))
@@ -662,11 +671,14 @@ class PooledFit:
         # by_weight[i]; the weight is its tasks' posterior mass / J, whose derivative
         # is analytic (PooledDerivatives.posterior_contraction)
         n_tasks = self._layout.n_tasks
+        share = (np.full(n_tasks, 1.0 / n_tasks) if tasks is None
+                 else np.asarray(tasks, dtype=float) / np.sum(tasks))
         per_chunk = max(1, _CHUNK // max(1, k_arr.size * n_tasks * self.grid.size))
         for first in range(0, len(rows), per_chunk):
             chunk = range(first, min(first + per_chunk, len(rows)))
             weights = np.concatenate([
-                by_weight[n][:, np.argmax(self._pairs(rows[n])[1], axis=0), :] / n_tasks
+                by_weight[n][:, np.argmax(self._pairs(rows[n])[1], axis=0), :]
+                * share[None, :, None]
                 for n in chunk])                                  # (len(chunk) * K, J, G)
             part = derivatives.posterior_contraction(weights)    # (n, len(chunk) * K)
             grads[:, first:first + len(chunk)] += part.reshape(at.size, len(chunk),
@@ -784,6 +796,106 @@ class PooledFit:
             self._cache["system_loglik"] = _lse(ell + log_w, axis=2).sum(axis=1)
         return self._cache["system_loglik"].copy()
 
+    def difference(self, a, b, metric: str, k, *, tasks=None
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """System b's metric minus system a's over shared tasks, with its covariance over k.
+
+        The joint fit's delta method for ``D(k) = M_b(k) - M_a(k)``: the gradient
+        of the difference itself, so what the two systems share through the
+        tasks' difficulties (and the rest of the fit) cancels, as it should,
+        instead of adding up as two separate intervals would. With
+        :attr:`robust` each horizon's parameter variance is widened by the
+        sandwich's ratio for the difference (never narrowed). To it is added
+        the covariance of the benchmark difference given the parameters: each
+        task's two success probabilities are known only through the task's
+        posterior, under which they are dependent (one difficulty) and given
+        the difficulty independent.
+
+        Parameters
+        ----------
+        a, b : hashable
+            System labels.
+        metric : {"pass@k", "pass^k", "auc@k"}
+        k : int or sequence of int
+            Horizons.
+        tasks : array_like of bool, optional
+            The tasks averaged over (length J); default the tasks both systems ran.
+
+        Returns
+        -------
+        estimate : numpy.ndarray
+            ``D(k)``, shape (K,).
+        covariance : numpy.ndarray
+            Its covariance across the horizons, shape (K, K).
+        values : numpy.ndarray
+            ``M_a(k)`` and ``M_b(k)`` on those tasks, shape (2, K).
+
+        Examples
+        --------
+        >>> import numpy as np, passmix
+        >>> rng = np.random.default_rng(0)
+        >>> d = rng.normal(1.0, 1.5, size=60)
+        >>> p = 1 / (1 + np.exp(-(np.array([[-0.5], [0.5]]) - d)))
+        >>> panel = passmix.Panel(rng.binomial(5, p), np.full(p.shape, 5), systems=["a", "b"])
+        >>> fit = passmix.fit_pooled(panel, seed=0)
+        >>> estimate, covariance, values = fit.difference("a", "b", "pass@k", [1, 10])
+        >>> bool(np.allclose(estimate, values[1] - values[0]))
+        True
+        >>> covariance.shape
+        (2, 2)
+        """
+        metric = check_metric(metric)
+        k_arr, _ = check_k(k)
+        ia, ib = self.panel.index(a), self.panel.index(b)
+        ran = (self.panel.trials[ia] > 0) & (self.panel.trials[ib] > 0)
+        mask = ran if tasks is None else np.asarray(tasks, dtype=bool)
+        if mask.shape != ran.shape:
+            raise ValueError(f"tasks must be a mask of the {ran.size} tasks; got shape "
+                             f"{mask.shape}.")
+        if not mask.any():
+            raise ValueError(f"systems {a!r} and {b!r} share no task.")
+        share = mask.astype(float)
+        values = self._values(metric, k_arr, rows=[ia, ib], tasks=share)
+        cov = self._covariance()
+        active = np.diag(cov) > 0
+        grads, _ = self._logit_gradients(metric, k_arr, active, rows=[ia, ib], tasks=share)
+        # the probability scale: d M = M (1 - M) d logit
+        g = grads[:, 1] * (values[1] * (1 - values[1])) - grads[:, 0] * (values[0] * (1 - values[0]))
+        param = g.T @ cov @ g
+        if self.robust:
+            sandwich = np.diag(g.T @ self._robust_covariance() @ g)
+            model = np.diag(param)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(model > 0, sandwich / model, 1.0)
+            widen = np.sqrt(np.maximum(np.nan_to_num(ratio, nan=1.0, posinf=1.0), 1.0))
+            param = widen[:, None] * param * widen[None, :]
+        covariance = param + self._task_covariance(metric, k_arr, ia, ib, mask)
+        return values[1] - values[0], covariance, values
+
+    def _task_covariance(self, metric: str, k_arr: np.ndarray, ia: int, ib: int,
+                         mask: np.ndarray) -> np.ndarray:
+        """(K, K) covariance of the benchmark's ``M_b - M_a`` over the `mask` tasks given
+        the data, at the optimum: each task's two success probabilities drawn from its
+        posterior (a grid point of difficulty, then each system's Beta given it)."""
+        base, h, C = _horizon_map(metric, k_arr)
+        r = self._posterior(None)[mask]                                   # (n, G)
+        a, log_kappa, _, log_s = self._coordinates(self.params)
+        first, second, mass = [], [], []
+        for i in (ib, ia):
+            alpha, beta = beta_shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
+            pairs, member = self._pairs(i)
+            m1, m2 = _power_moments(base, alpha + pairs[0][:, None],
+                                    beta + (pairs[1] - pairs[0])[:, None], h)  # (P, G, H[, H])
+            first.append(m1[np.argmax(member, axis=0)[mask]])             # (n, G, H)
+            mass.append(member[:, mask] @ r)                              # (P, G)
+            second.append(m2)
+        squares = sum(np.einsum("pg,pghl->hl", w, m2) for w, m2 in zip(mass, second))
+        cross = np.einsum("jg,jgh,jgl->hl", r, first[0], first[1])
+        mean = np.einsum("jg,jgh->jh", r, first[0] - first[1])
+        n = mask.sum()
+        per_h = (squares - cross - cross.T - mean.T @ mean) / n ** 2
+        return C @ per_h @ C.T
+
     def info(self) -> dict[str, Any]:
         """Estimator, difficulty family, log-likelihood, BIC and convergence."""
         return {"estimator": "pooled", "family": self.family,
@@ -822,6 +934,49 @@ def _unidentified(blocks, free: np.ndarray) -> np.ndarray:
             out.append(direction[free])
         start += size
     return np.array(out).reshape(len(out), int(free.sum()))
+
+
+def _horizon_map(metric: str, k_arr: np.ndarray) -> tuple[str, np.ndarray, np.ndarray]:
+    """The metric at `k_arr` as a linear map of a per-task power metric at horizons h.
+
+    Returns ``(base, h, C)`` with ``metric(k) = C @ base(h)`` per task: the identity
+    for Pass@k and Pass^k; for AUC@k, the mean of Pass@r over r <= k, exact up to
+    k = 24 and otherwise a trapezoid over at most 24 log-spaced r (with half the
+    end points' values added, as the Euler-Maclaurin sum does), whose weights sum to 1.
+    """
+    if metric != "auc@k":
+        return metric, k_arr, np.eye(k_arr.size)
+    nodes = [np.arange(1, kv + 1) if kv <= 24 else
+             np.unique(np.geomspace(1, kv, num=24).round()).astype(np.int64) for kv in k_arr]
+    h = np.unique(np.concatenate(nodes))
+    C = np.zeros((k_arr.size, h.size))
+    for row, (kv, x) in enumerate(zip(k_arr, nodes)):
+        if kv <= 24:
+            w = np.full(x.size, 1.0)
+        else:
+            gaps = np.diff(x).astype(float)
+            w = np.concatenate([[0.0], gaps / 2]) + np.concatenate([gaps / 2, [0.0]])
+            w[[0, -1]] += 0.5
+        C[row, np.searchsorted(h, x)] = w / kv
+    return "pass@k", h, C
+
+
+def _power_moments(base: str, alpha: np.ndarray, beta: np.ndarray, h: np.ndarray):
+    """``E[g_h]`` (..., H) and ``E[g_h g_l]`` (..., H, H) for p ~ Beta(alpha, beta), with
+    ``g_h = p^h`` (Pass^k) or ``1 - (1 - p)^h`` (Pass@k)."""
+    h = h.astype(float)
+    ln_b = betaln(alpha, beta)[..., None]
+    if base == "pass^k":
+        def power(n):
+            return np.exp(betaln(alpha[..., None] + n, beta[..., None]) - ln_b)
+    else:
+        def power(n):
+            return np.exp(betaln(alpha[..., None], beta[..., None] + n) - ln_b)
+    e1 = power(h)
+    e2 = power((h[:, None] + h[None, :]).ravel()).reshape(*e1.shape, h.size)
+    if base == "pass^k":
+        return e1, e2
+    return 1.0 - e1, 1.0 - e1[..., :, None] - e1[..., None, :] + e2
 
 
 def _with_task_spread(base: np.ndarray, lower: np.ndarray, upper: np.ndarray,

@@ -1,0 +1,21 @@
+"""Compare systems on shared tasks: paired differences at any horizon, with honest intervals.
+
+* :mod:`~passmix.compare.paired`: :func:`compare`, the pooled joint fit or
+  model-free per-task differences, pointwise intervals and a simultaneous band;
+* :mod:`~passmix.compare.result`: :class:`Comparison`, its table, certified signs
+  and crossings;
+* :mod:`~passmix.compare.direct`: the model-free pieces (per-task unbiased
+  values, the multiplier-bootstrap sup-t band).
+
+The package is callable: ``passmix.compare(data, ...)`` is
+:func:`passmix.compare.compare`, while ``passmix.compare.<name>`` still
+reaches everything listed here.
+"""
+
+from .._lazy import make_callable
+from .paired import COMPARE_METHODS, compare
+from .result import Comparison
+
+__all__ = ["COMPARE_METHODS", "Comparison", "compare"]
+
+make_callable(__name__, compare)
