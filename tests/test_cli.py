@@ -725,3 +725,24 @@ class TestCompare:
         frame.to_csv(path, index=False)
         out = invoke("compare", path, "--group-by", "model", "--k", "1", code=1)
         assert "share no task" in out.output
+
+
+class TestRank:
+    M10 = example_path("math_m10")
+
+    def test_records_match_the_library(self, tmp_path):
+        out = invoke("rank", self.M10, "--group-by", "model", "--k", "1,100", "--format",
+                     "json", "--plot", tmp_path / "rank.png")
+        records = json.loads(out.stdout)
+        assert len(records) == 14 and {"model", "metric", "k", "rank", "rank_lower",
+                                       "rank_upper", "p_best"} <= set(records[0])
+        want = passmix.rank(passmix.Panel.read(self.M10, "model"), [1, 100], seed=0).summary()
+        assert [r["model"] for r in records] == want["system"].tolist()
+        assert np.allclose([r["upper"] for r in records], want["upper"], rtol=1e-9)
+        assert (tmp_path / "rank.png").stat().st_size > 1000
+
+    def test_table_and_errors(self):
+        text = invoke("rank", self.M10, "--group-by", "model", "--k", "10").stdout
+        assert "rank_lower" in text and "Pythia 12B" in text
+        out = invoke("rank", self.M10, "--group-by", "model", "--method", "direct", code=2)
+        assert "'direct' is not one of" in out.output

@@ -1429,8 +1429,8 @@ class TestDifference:
         mask = np.arange(30) >= 4
         r = fit.task_posterior()[mask]
         g = np.array([rng.choice(r.shape[1], size=n_draws, p=row / row.sum()) for row in r])
-        diffs = 0.0
-        for sign, i in ((-1, 0), (1, 2)):
+        draws = []
+        for i in (0, 2):
             mu = expit(fit.abilities[i] - fit.grid[g])                    # (n, draws)
             y = fit.panel.successes[i][mask][:, None]
             f = fit.panel.trials[i][mask][:, None] - y
@@ -1439,13 +1439,35 @@ class TestDifference:
                             metric == "pass^k" else
                             1 - (1 - p) * (1 - (1 - p) ** kv) / np.maximum(p, 1e-300) / kv
                             for kv in k], axis=-1)                        # (n, draws, K)
-            diffs = diffs + sign * one.mean(axis=0)
-        want = np.atleast_2d(np.cov(diffs.T))
-        got = fit._task_covariance(metric, np.array(k), 0, 2, mask)
+            draws.append(one.mean(axis=0))
+        # both systems' metrics at every horizon, system-major, and their difference
+        want = np.cov(np.concatenate(draws, axis=1).T)
+        got = fit._task_covariance(metric, np.array(k), [0, 2], mask)
         assert_allclose(np.sqrt(np.diag(got)), np.sqrt(np.diag(want)), rtol=rtol)
-        if len(k) > 1:
-            corr = lambda c: c[0, -1] / np.sqrt(c[0, 0] * c[-1, -1])  # noqa: E731
-            assert corr(got) == pytest.approx(corr(want), abs=0.05)
+        corr = got / np.sqrt(np.outer(np.diag(got), np.diag(got)))
+        assert_allclose(corr, want / np.sqrt(np.outer(np.diag(want), np.diag(want))), atol=0.05)
+        diff = np.atleast_2d(np.cov((draws[1] - draws[0]).T))
+        contrast = np.concatenate([-np.eye(len(k)), np.eye(len(k))], axis=1)
+        assert_allclose(np.sqrt(np.diag(contrast @ got @ contrast.T)), np.sqrt(np.diag(diff)),
+                        rtol=rtol)
+
+    def test_metric_covariance_holds_the_differences(self, ragged):
+        """Every system's covariance at one k gives each pair's difference variance, as
+        ``difference`` computes it on the same tasks (without the sandwich, which widens
+        each contrast by its own ratio)."""
+        from dataclasses import replace
+
+        fit = replace(ragged, robust=False, _cache={})
+        every = np.ones(30, dtype=bool)
+        values, cov = fit.metric_covariance("pass@k", 20)
+        assert_allclose(values, fit.metric("pass@k", 20, as_frame=False), rtol=1e-12)
+        for a, b in ((0, 1), (0, 2), (1, 2)):
+            estimate, var, _ = fit.difference(fit.systems[a], fit.systems[b], "pass@k", 20,
+                                              tasks=every)
+            assert estimate[0] == pytest.approx(values[b] - values[a], rel=1e-12)
+            assert var[0, 0] == pytest.approx(cov[a, a] + cov[b, b] - 2 * cov[a, b], rel=1e-9)
+        with pytest.raises(ValueError, match="one horizon"):
+            fit.metric_covariance("pass@k", [1, 2])
 
     def test_bad_input(self, ragged):
         with pytest.raises(ValueError, match="mask"):

@@ -88,7 +88,7 @@ def test_committed_with_outputs(path):
 
 # notebooks that take 40-80 s each to run (their committed cells' timings): run with
 # the slow studies, so the default suite stays near its 10-minute budget; CI runs both
-LONG_NOTEBOOKS = {"intervals.ipynb", "real_data.ipynb", "scaling.ipynb"}
+LONG_NOTEBOOKS = {"compare.ipynb", "intervals.ipynb", "real_data.ipynb", "scaling.ipynb"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow)

@@ -5,7 +5,7 @@ AUC@k at any horizon, with profile-likelihood or delta-method intervals, next
 to the naive and unbiased estimators and any estimator registered with
 :func:`register_estimator`. Many systems on shared tasks: :func:`fit_pooled`; paired differences and
 their intervals at any horizon: :func:`compare` (a callable module:
-:mod:`passmix.compare`).
+:mod:`passmix.compare`), and rankings: :func:`rank`.
 Spend a budget of attempts well and stop when precise enough: :func:`evaluate`
 (samplers and the Pass@k scaling baselines in :mod:`passmix.scaling`). The
 distribution of scores across prompts or other configurations:
@@ -41,6 +41,7 @@ __getattr__, __dir__, _ = attach(__name__, {
     ".bayes.pooled": ["sample_pooled"],
     ".scaling.loop": ["EvaluationResult", "evaluate"],
     ".compare.result": ["Comparison"],
+    ".compare.ranking": ["Ranking", "rank"],
 }, submodules={"readers": ".data.readers",
                **{name: "." + name for name in ("bayes", "compare", "data", "estimators", "experiments",
                                                 "inference", "models", "plots", "scaling",
@@ -62,6 +63,7 @@ __all__ = [
     "Panel",
     "PooledFit",
     "PosteriorWarning",
+    "Ranking",
     "auc_at_k",
     "combinatorial_estimate",
     "compare",
@@ -79,6 +81,7 @@ __all__ = [
     "pass_at_k",
     "pass_hat_k",
     "posterior_metrics",
+    "rank",
     "read_counts",
     "read_trials",
     "readers",

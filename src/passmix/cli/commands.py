@@ -34,6 +34,7 @@ from ..tables import NOISE, estimate_table, render
 
 #: ``passmix compare --method`` (passmix.compare.COMPARE_METHODS, without importing it)
 _COMPARE_METHODS = ("auto", "pooled", "direct", "mixture")
+_RANK_METHODS = ("auto", "pooled", "mixture")
 
 __all__ = ["main"]
 
@@ -409,10 +410,51 @@ def estimate(
 
 
 
-@main.command(context_settings={"show_default": True})
-@click.argument("file", type=click.Path(path_type=Path))
-@click.option("--group-by", "group_by", multiple=True, metavar="COLS", required=True,
-              help="Column(s) naming the systems, comma-separated.")
+def _systems_command_head() -> Callable:
+    """A command on systems that share tasks: FILE and --group-by (required)."""
+    return _stacked(
+        main.command(context_settings={"show_default": True}),
+        click.argument("file", type=click.Path(path_type=Path)),
+        click.option("--group-by", "group_by", multiple=True, metavar="COLS", required=True,
+                     help="Column(s) naming the systems, comma-separated."),
+    )
+
+
+def _systems_command_tail(plot_help: str, seed_help: str) -> Callable:
+    """Its last options: --format, --plot, --seed, the columns, --output; and the context."""
+    return _stacked(
+        click.option("--format", "fmt", type=click.Choice(FORMATS, case_sensitive=False),
+                     default="table", help="Output format."),
+        click.option("--plot", "plot", default=None, help=plot_help,
+                     type=click.Path(dir_okay=False, writable=True, path_type=Path)),
+        click.option("--seed", type=int, default=0, help=seed_help),
+        _column_options,
+        click.option("--output", "-o", default=None,
+                     type=click.Path(dir_okay=False, writable=True, path_type=Path),
+                     help="Write the output here instead of stdout."),
+        click.pass_context,
+    )
+
+
+def _read_panel(file: Path, group_by: tuple[str, ...], ctx: click.Context, **columns):
+    """The systems of FILE as a Panel with tuple labels, and the group columns."""
+    from ..data.panel import Panel
+
+    group_cols = _split_columns(group_by)
+    if not group_cols:
+        raise click.BadParameter("no column names given.", ctx, param_hint="'--group-by'")
+    groups = read_counts(file, group_by=group_cols, **columns)
+    return Panel.from_counts(groups, unpack=False), group_cols
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+
+
+@_systems_command_head()
 @click.option("--a", "a", default=None, metavar="NAME",
               help="First system of one pair (with --b; values of several --group-by "
                    "columns joined by commas). Without --a/--b every pair is compared.")
@@ -426,15 +468,8 @@ def estimate(
                                    "direct: model-free, k within the trials.")
 @click.option("--level", type=LevelType(), default=0.95,
               help="Level of the pointwise intervals and of the simultaneous band.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS, case_sensitive=False),
-              default="table", help="Output format.")
-@click.option("--plot", "plot", type=click.Path(dir_okay=False, writable=True, path_type=Path),
-              default=None, help="Save the first pair's (or --a/--b's) figure here.")
-@click.option("--seed", type=int, default=0, help="Seed of the fit and of the band.")
-@_column_options
-@click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True, path_type=Path),
-              default=None, help="Write the output here instead of stdout.")
-@click.pass_context
+@_systems_command_tail("Save the first pair's (or --a/--b's) figure here.",
+                       "Seed of the fit and of the band.")
 def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | None,
             b: str | None, k: tuple[int, ...], metric: str, method: str, level: float,
             fmt: str, plot: Path | None, seed: int, task: str | None, successes: str | None,
@@ -452,18 +487,13 @@ def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | 
       passmix compare results.csv --group-by model --method direct --k 1,2,5,10
     """
     from ..compare import compare as compare_systems
-    from ..data.panel import Panel
 
-    group_cols = _split_columns(group_by)
-    if not group_cols:
-        raise click.BadParameter("no column names given.", ctx, param_hint="'--group-by'")
     if (a is None) != (b is None):
         raise click.UsageError("give both --a and --b, or neither to compare every pair.", ctx)
     with _warnings_as_lines():
         try:
-            groups = read_counts(source := file, group_by=group_cols, task=task,
-                                 successes=successes, trials=trials, outcome=outcome)
-            panel = Panel.from_counts(groups, unpack=False)
+            panel, group_cols = _read_panel(source := file, group_by, ctx, task=task,
+                                            successes=successes, trials=trials, outcome=outcome)
             names = {",".join(map(str, label)): label for label in panel.systems}
             pair = [None, None]
             for n, (flag, name) in enumerate((("--a", a), ("--b", b))):
@@ -478,11 +508,7 @@ def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | 
                                      method=method.lower(), level=level, seed=seed)
             if "why" in result.details:
                 click.echo(f"method {result.details['why']}", err=True)
-            text = _render_comparison(result, group_cols, fmt.lower())
-            if output is None:
-                click.echo(text, nl=False)
-            else:
-                output.write_text(text, encoding="utf-8")
+            _emit(_render_comparison(result, group_cols, fmt.lower()), output)
             if plot is not None:
                 import matplotlib
 
@@ -496,6 +522,66 @@ def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | 
         except (*_INPUT_ERRORS, KeyError) as err:
             raise click.ClickException(_message(err) if not isinstance(err, KeyError)
                                        else str(err.args[0])) from None
+
+
+@_systems_command_head()
+@click.option("--k", "k", type=HorizonList(), default="1", help="Horizon(s), each ranked alone.")
+@click.option("--metric", type=click.Choice(("pass@k", "pass^k", "auc@k"), case_sensitive=False),
+              default="pass@k", help="The metric ranked.")
+@click.option("--method", type=click.Choice(_RANK_METHODS, case_sensitive=False),
+              default="auto", help="auto: pooled up to 20 trials per task, mixture beyond.")
+@click.option("--level", type=LevelType(), default=0.95,
+              help="Level of the simultaneous and rank intervals.")
+@_systems_command_tail("Save the (first) horizon's ranking figure here.",
+                       "Seed of the fit and of the draws.")
+def rank(ctx: click.Context, file: Path, group_by: tuple[str, ...], k: tuple[int, ...],
+         metric: str, method: str, level: float, fmt: str, plot: Path | None, seed: int,
+         task: str | None, successes: str | None, trials: str | None, outcome: str | None,
+         output: Path | None) -> None:
+    """Rank the systems in FILE at horizon(s) k, with simultaneous and rank intervals.
+
+    \b
+    Examples:
+      passmix rank results.csv --group-by model --k 100
+      passmix rank results.csv --group-by model --k 1,10 --format json
+    """
+    from ..compare import rank as rank_systems
+
+    with _warnings_as_lines():
+        try:
+            panel, group_cols = _read_panel(file, group_by, ctx, task=task, successes=successes,
+                                            trials=trials, outcome=outcome)
+            result = rank_systems(panel, list(k),
+                                  metric=metric.lower(), method=method.lower(), level=level,
+                                  seed=seed)
+            if "why" in result.details:
+                click.echo(f"method {result.details['why']}", err=True)
+            table = result.summary()
+            for n, col in enumerate(group_cols):
+                table.insert(1 + n, col, [label[n] for label in table["system"]])
+            table = table.drop(columns="system")
+            table.insert(len(group_cols) + 1, "metric", result.metric)
+            if fmt.lower() == "json":
+                text = table.to_json(orient="records", indent=2) + "\n"
+            elif fmt.lower() == "csv":
+                text = table.to_csv(index=False, float_format="%.6g")
+            else:
+                text = (f"{result.metric}, ranked ({result.method}); {result.level:.0%} "
+                        "intervals and rank intervals for all systems at once\n"
+                        + table.to_string(index=False, float_format="{:.4f}".format) + "\n")
+            _emit(text, output)
+            if plot is not None:
+                import matplotlib
+
+                matplotlib.use("Agg")
+                ax = result.plot()
+                ax.figure.tight_layout()
+                ax.figure.savefig(plot, dpi=120)
+        except BrokenPipeError:
+            _silence_stdout()
+            ctx.exit(1)
+        except _INPUT_ERRORS as err:
+            raise click.ClickException(_message(err)) from None
 
 
 def _render_comparison(result: Any, group_cols: list[str], fmt: str) -> str:

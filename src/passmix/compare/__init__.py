@@ -4,6 +4,8 @@
   model-free per-task differences, pointwise intervals and a simultaneous band;
 * :mod:`~passmix.compare.result`: :class:`Comparison`, its table, certified signs
   and crossings;
+* :mod:`~passmix.compare.ranking`: :func:`rank`, systems at a horizon with
+  simultaneous and rank intervals and the probability of being best;
 * :mod:`~passmix.compare.direct`: the model-free pieces (per-task unbiased
   values, the multiplier-bootstrap sup-t band).
 
@@ -14,8 +16,9 @@ reaches everything listed here.
 
 from .._lazy import make_callable
 from .paired import COMPARE_METHODS, compare
+from .ranking import RANK_METHODS, Ranking, rank
 from .result import Comparison
 
-__all__ = ["COMPARE_METHODS", "Comparison", "compare"]
+__all__ = ["COMPARE_METHODS", "RANK_METHODS", "Comparison", "Ranking", "compare", "rank"]
 
 make_callable(__name__, compare)

@@ -17,8 +17,13 @@ Methods, side by side (``docs/results/compare/`` measures them on real data):
   band joins intervals at the Bonferroni level over the horizons.
 * ``"auto"`` (the default): ``"pooled"`` where it was checked to cover on real
   data (at most :data:`passmix._defaults.POOLED_MAX_TRIALS` trials per task, as
-  ``passmix estimate`` decides), ``"mixture"`` beyond; the comparison's
-  ``info()`` says which and why.
+  ``passmix estimate`` decides), ``"mixture"`` beyond; and, pair by pair,
+  where the pair's own trials refute the pooled curve (a Hausman test
+  against the direct difference within the trials, :func:`pooled_check`, at
+  :data:`CHECK_LEVEL`: systems that order the tasks differently, as RL
+  sharpening does), intervals that take in both the pooled and the mixture
+  ones. The comparison's ``info()`` says which and why, per pair in
+  ``details["checks"]``.
 
 Formulas: ``docs/formulas.md``, section 9.
 """
@@ -30,6 +35,7 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from .._defaults import LEVEL
 from .._validation import check_k, check_level, check_metric, check_seed, check_whole
@@ -42,6 +48,12 @@ __all__ = ["COMPARE_METHODS", "compare"]
 
 #: the methods :func:`compare` offers
 COMPARE_METHODS = ("auto", "pooled", "direct", "mixture")
+
+#: ``method="auto"`` refutes the pooled curve of a pair below this p-value (:func:`pooled_check`):
+#: a pre-test errs toward the wider interval, so its level is liberal (in simulation 0.05
+#: left 30% of "sharpened" pairs on the pooled curve, 0.2 left 20%;
+#: docs/results/compare/simulated.md)
+CHECK_LEVEL = 0.2
 
 #: draws of the joint normal for the pooled band's critical value
 _NORMAL_DRAWS = 20_000
@@ -175,7 +187,7 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
     panel = fit.panel if fit is not None else as_panel(
         data, system, **{key: fit_kwargs.pop(key) for key in
                          ("task", "successes", "trials", "outcome") if key in fit_kwargs})
-    why = ""
+    why, checked = "", method == "auto"
     if method == "auto":
         from ..estimators.registry import auto_method
 
@@ -198,17 +210,87 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
             from ..models.pooled.fit import fit_pooled
 
             fit = fit_pooled(panel, seed=seed, **fit_kwargs)
-        parts = [_pooled_pair(fit, ia, ib, shared[(ia, ib)], metric, k_arr, level, band, rng)
-                 for ia, ib in pairs]
         details = {"fit": fit}
+        fits = {}
+        parts, pair_methods, checks = [], [], []
+        for ia, ib in pairs:
+            p_value = pooled_check(fit, panel, ia, ib, shared[(ia, ib)], metric) if checked \
+                else np.nan
+            part = _pooled_pair(fit, ia, ib, shared[(ia, ib)], metric, k_arr, level, band, rng)
+            if p_value < CHECK_LEVEL:
+                # the pair's own trials refute the pooled curve: its intervals widen to take
+                # in the per-system mixtures' too, which assume nothing about task order
+                part = _hull(part, _mixture_pair(panel, ia, ib, shared[(ia, ib)], metric,
+                                                 k_arr, level, band, fits, seed, {}))
+            parts.append(part)
+            pair_methods.append("pooled" if p_value >= CHECK_LEVEL or np.isnan(p_value)
+                                else "pooled+mixture")
+            checks.append({"a": panel.systems[ia], "b": panel.systems[ib], "p_value": p_value,
+                           "method": pair_methods[-1]})
+        if checked:
+            details["checks"] = pd.DataFrame(checks)
+        details["pair_methods"] = tuple(pair_methods)
     if why:
         details["why"] = f"{method}: {why}"
+        if "checks" in details:
+            refuted = int((details["checks"]["method"] != "pooled").sum())
+            details["why"] += (
+                f"; no pair's trials refute the pooled curve (p >= {CHECK_LEVEL})" if not refuted
+                else f"; {refuted} of {len(pairs)} pairs' trials refute the pooled curve "
+                     f"(p < {CHECK_LEVEL}), and their intervals also take in the per-system "
+                     "mixtures'")
     stacked = {name: np.array([part[name] for part in parts]) for name in parts[0]}
     systems = panel.systems
     return Comparison(method=method, metric=metric, k=k_arr, level=level,
                       pairs=tuple((systems[ia], systems[ib]) for ia, ib in pairs),
                       n_tasks=np.array([int(shared[p].sum()) for p in pairs]),
                       details=details, **stacked)
+
+
+def _hull(pooled: dict[str, Any], mixture: dict[str, Any]) -> dict[str, Any]:
+    """Both methods' intervals and bands taken together; the mixture's estimate."""
+    out = dict(mixture)
+    for low, high in (("lower", "upper"), ("band_lower", "band_upper")):
+        out[low] = np.fmin(pooled[low], mixture[low])
+        out[high] = np.fmax(pooled[high], mixture[high])
+    out["se"] = np.fmax(pooled["se"], mixture["se"])
+    return out
+
+
+def pooled_check(fit, panel: Panel, ia: int, ib: int, shared: np.ndarray, metric: str) -> float:
+    """p-value of a Hausman test of the pooled difference against the direct one, within
+    the trials.
+
+    At horizons up to the fewest trials of the pair (1, 2, 5, 10, 20 and that
+    fewest, at most 20), the direct per-task difference is unbiased whatever
+    the model, and the pooled one is the more precise if the model holds, so
+    ``H = d' (V_direct - V_pooled)^+ d``, d their gap, is about chi-square
+    with as many degrees of freedom as the rank of ``V_direct - V_pooled``. A
+    small p-value says the pair's own trials refute the pooled curve (its
+    shared task order, typically), so far horizons should not lean on it. The
+    direct variance is the tasks' population one, which makes the test
+    conservative (``docs/results/compare/simulated.md`` gives its size and power).
+    NaN where it cannot be run (fewer than 3 shared tasks).
+    """
+    from scipy.stats import chi2
+
+    if shared.sum() < 3:
+        return np.nan
+    m = panel.trials[:, shared]
+    fewest = int(min(m[ia].min(), m[ib].min()))
+    ks = np.array(sorted({kv for kv in (1, 2, 5, 10, 20, fewest) if kv <= min(fewest, 20)}))
+    rows = (task_values(panel.successes[ib][shared], m[ib], metric, ks)
+            - task_values(panel.successes[ia][shared], m[ia], metric, ks))
+    v_direct = np.atleast_2d(np.cov(rows.T)) / rows.shape[0]
+    labels = fit.systems
+    pooled, v_pooled, _ = fit.difference(labels[ia], labels[ib], metric, ks, tasks=shared)
+    gap = rows.mean(axis=0) - pooled
+    values, vectors = np.linalg.eigh(v_direct - v_pooled)
+    keep = values > 1e-12 * max(values.max(), 0.0)
+    if not keep.any():
+        return np.nan
+    statistic = float(((vectors[:, keep].T @ gap) ** 2 / values[keep]).sum())
+    return float(chi2.sf(statistic, keep.sum()))
 
 
 def _assemble(estimate, se, critical, level, band, value_a, value_b) -> dict[str, Any]:
@@ -263,7 +345,7 @@ def _mixture_ends(fits, panel, i, shared, metric, k_arr, levels, seed, fit_kwarg
     return result.metric(metric, k_arr), result.standard_error(metric, k_arr), ends
 
 
-def _mover(est_a, ends_a, est_b, ends_b):
+def mover(est_a, ends_a, est_b, ends_b):
     """MOVER ends of ``b - a`` from each estimate's own interval (independent estimates)."""
     (lo_a, hi_a), (lo_b, hi_b) = ends_a, ends_b
     diff = est_b - est_a
@@ -279,9 +361,9 @@ def _mixture_pair(panel, ia, ib, shared, metric, k_arr, level, band, fits, seed,
     est_b, se_b, ends_b = _mixture_ends(fits, panel, ib, shared, metric, k_arr, levels, seed,
                                         fit_kwargs)
     out = _assemble(est_b - est_a, np.hypot(se_a, se_b), np.nan, level, False, est_a, est_b)
-    out["lower"], out["upper"] = _mover(est_a, ends_a[0], est_b, ends_b[0])
+    out["lower"], out["upper"] = mover(est_a, ends_a[0], est_b, ends_b[0])
     if band:
-        out["band_lower"], out["band_upper"] = _mover(est_a, ends_a[1], est_b, ends_b[1])
+        out["band_lower"], out["band_upper"] = mover(est_a, ends_a[1], est_b, ends_b[1])
         out["critical"] = normal_quantile(levels[1])
     return out
 

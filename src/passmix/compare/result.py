@@ -20,8 +20,10 @@ class Comparison:
     Attributes
     ----------
     method : str
-        ``"pooled"`` (the joint fit's delta method) or ``"direct"`` (per-task
-        unbiased differences).
+        ``"pooled"`` (the joint fit's delta method), ``"direct"`` (per-task
+        unbiased differences) or ``"mixture"`` (per-system fits joined); with
+        ``method="auto"`` a pair whose trials refute the pooled curve gets the
+        mixture, as ``summary()``'s method column and ``details["checks"]`` say.
     metric : str
         ``"pass@k"``, ``"pass^k"`` or ``"auc@k"``.
     k : numpy.ndarray
@@ -119,7 +121,8 @@ class Comparison:
             "estimate": self.estimate.ravel(), "se": self.se.ravel(),
             "lower": self.lower.ravel(), "upper": self.upper.ravel(),
             "band_lower": self.band_lower.ravel(), "band_upper": self.band_upper.ravel(),
-            "certified": self.certified.ravel(), "method": self.method,
+            "certified": self.certified.ravel(),
+            "method": np.repeat(self.details.get("pair_methods", [self.method] * n_pairs), n_k),
             "value_a": self.value_a.ravel(), "value_b": self.value_b.ravel(),
             "n_tasks": np.repeat(self.n_tasks, n_k)})
 

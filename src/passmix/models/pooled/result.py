@@ -809,7 +809,7 @@ class PooledFit:
         the covariance of the benchmark difference given the parameters: each
         task's two success probabilities are known only through the task's
         posterior, under which they are dependent (one difficulty) and given
-        the difficulty independent.
+        the difficulty independent (``docs/formulas.md``, section 9).
 
         Parameters
         ----------
@@ -848,53 +848,118 @@ class PooledFit:
         k_arr, _ = check_k(k)
         ia, ib = self.panel.index(a), self.panel.index(b)
         ran = (self.panel.trials[ia] > 0) & (self.panel.trials[ib] > 0)
-        mask = ran if tasks is None else np.asarray(tasks, dtype=bool)
-        if mask.shape != ran.shape:
-            raise ValueError(f"tasks must be a mask of the {ran.size} tasks; got shape "
+        mask = self._task_mask(ran, tasks, f"systems {a!r} and {b!r} share no task.")
+        values, grads = self._probability_gradients(metric, k_arr, [ia, ib], mask)
+        contrast = np.concatenate([-np.eye(k_arr.size), np.eye(k_arr.size)], axis=1)
+        g = grads[:, 1] - grads[:, 0]                                   # (C, K)
+        param = self._widened(g.T @ self._covariance() @ g, g)
+        task = contrast @ self._task_covariance(metric, k_arr, [ia, ib], mask) @ contrast.T
+        return values[1] - values[0], param + task, values
+
+    def metric_covariance(self, metric: str, k: int, *, tasks=None
+                          ) -> tuple[np.ndarray, np.ndarray]:
+        """Every system's metric at one horizon and their joint covariance, shape (I,), (I, I).
+
+        The delta method over the joint fit (each system's parameter variance
+        widened by the sandwich with :attr:`robust`, as its intervals are) plus
+        the covariance of the systems' benchmark metrics given the parameters,
+        which share each task's difficulty posterior. What rankings need:
+        any contrast of the systems has its variance from it.
+
+        Parameters
+        ----------
+        metric : {"pass@k", "pass^k", "auc@k"}
+        k : int
+            The horizon.
+        tasks : array_like of bool, optional
+            The tasks averaged over (length J); default every task.
+
+        Examples
+        --------
+        >>> import numpy as np, passmix
+        >>> rng = np.random.default_rng(0)
+        >>> p = 1 / (1 + np.exp(-(np.array([[-0.5], [0.0], [0.5]]) - rng.normal(1, 1.5, 60))))
+        >>> fit = passmix.fit_pooled(passmix.Panel(rng.binomial(5, p), np.full(p.shape, 5)),
+        ...                          seed=0)
+        >>> values, covariance = fit.metric_covariance("pass@k", 10)
+        >>> bool(np.all(np.linalg.eigvalsh(covariance) > 0))
+        True
+        """
+        metric = check_metric(metric)
+        k_arr, scalar = check_k(k)
+        if not scalar and k_arr.size != 1:
+            raise ValueError(f"metric_covariance takes one horizon, got {k_arr.tolist()}.")
+        everything = np.ones(self._layout.n_tasks, dtype=bool)
+        mask = self._task_mask(everything, tasks, "no task is selected.")
+        rows = list(range(self._layout.n_systems))
+        values, grads = self._probability_gradients(metric, k_arr, rows, mask)
+        g = grads[:, :, 0]                                              # (C, I)
+        param = g.T @ self._covariance() @ g
+        if self.robust:
+            widen = np.sqrt(np.maximum(np.diag(self._widened(param, g)), 0.0)
+                            / np.where(np.diag(param) > 0, np.diag(param), 1.0))
+            param = widen[:, None] * param * widen[None, :]
+        return values[:, 0], param + self._task_covariance(metric, k_arr, rows, mask)
+
+    def _task_mask(self, default: np.ndarray, tasks, empty: str) -> np.ndarray:
+        mask = default if tasks is None else np.asarray(tasks, dtype=bool)
+        if mask.shape != default.shape:
+            raise ValueError(f"tasks must be a mask of the {default.size} tasks; got shape "
                              f"{mask.shape}.")
         if not mask.any():
-            raise ValueError(f"systems {a!r} and {b!r} share no task.")
-        share = mask.astype(float)
-        values = self._values(metric, k_arr, rows=[ia, ib], tasks=share)
-        cov = self._covariance()
-        active = np.diag(cov) > 0
-        grads, _ = self._logit_gradients(metric, k_arr, active, rows=[ia, ib], tasks=share)
-        # the probability scale: d M = M (1 - M) d logit
-        g = grads[:, 1] * (values[1] * (1 - values[1])) - grads[:, 0] * (values[0] * (1 - values[0]))
-        param = g.T @ cov @ g
-        if self.robust:
-            sandwich = np.diag(g.T @ self._robust_covariance() @ g)
-            model = np.diag(param)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(model > 0, sandwich / model, 1.0)
-            widen = np.sqrt(np.maximum(np.nan_to_num(ratio, nan=1.0, posinf=1.0), 1.0))
-            param = widen[:, None] * param * widen[None, :]
-        covariance = param + self._task_covariance(metric, k_arr, ia, ib, mask)
-        return values[1] - values[0], covariance, values
+            raise ValueError(empty)
+        return mask
 
-    def _task_covariance(self, metric: str, k_arr: np.ndarray, ia: int, ib: int,
+    def _probability_gradients(self, metric: str, k_arr: np.ndarray, rows: list[int],
+                               mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(R, K) the `rows` systems' metrics over the `mask` tasks and (C, R, K) their
+        gradients on the probability scale, ``d M = M (1 - M) d logit``."""
+        share = mask.astype(float)
+        values = self._values(metric, k_arr, rows=rows, tasks=share)
+        active = np.diag(self._covariance()) > 0
+        grads, _ = self._logit_gradients(metric, k_arr, active, rows=rows, tasks=share)
+        return values, grads * (values * (1 - values))[None]
+
+    def _widened(self, param: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """`param` (``g' C g``) with each diagonal's variance raised to the sandwich's
+        ``g' C S C g`` where that is larger (with :attr:`robust`; never narrowed)."""
+        if not self.robust:
+            return param
+        sandwich = np.einsum("ck,cd,dk->k", g, self._robust_covariance(), g)
+        model = np.diag(param)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(model > 0, sandwich / model, 1.0)
+        widen = np.sqrt(np.maximum(np.nan_to_num(ratio, nan=1.0, posinf=1.0), 1.0))
+        return widen[:, None] * param * widen[None, :]
+
+    def _task_covariance(self, metric: str, k_arr: np.ndarray, rows: list[int],
                          mask: np.ndarray) -> np.ndarray:
-        """(K, K) covariance of the benchmark's ``M_b - M_a`` over the `mask` tasks given
-        the data, at the optimum: each task's two success probabilities drawn from its
-        posterior (a grid point of difficulty, then each system's Beta given it)."""
+        """(R K, R K) covariance of the `rows` systems' benchmark metrics over the `mask`
+        tasks given the data, at the optimum, system-major: each task's success
+        probabilities drawn from its posterior (a grid point of difficulty, then each
+        system's Beta given it, independent given the grid point)."""
         base, h, C = _horizon_map(metric, k_arr)
         r = self._posterior(None)[mask]                                   # (n, G)
         a, log_kappa, _, log_s = self._coordinates(self.params)
-        first, second, mass = [], [], []
-        for i in (ib, ia):
+        n_h = h.size
+        first = np.empty((r.shape[0], r.shape[1], len(rows) * n_h))
+        squares = []
+        for n, i in enumerate(rows):
             alpha, beta = beta_shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
             pairs, member = self._pairs(i)
             m1, m2 = _power_moments(base, alpha + pairs[0][:, None],
                                     beta + (pairs[1] - pairs[0])[:, None], h)  # (P, G, H[, H])
-            first.append(m1[np.argmax(member, axis=0)[mask]])             # (n, G, H)
-            mass.append(member[:, mask] @ r)                              # (P, G)
-            second.append(m2)
-        squares = sum(np.einsum("pg,pghl->hl", w, m2) for w, m2 in zip(mass, second))
-        cross = np.einsum("jg,jgh,jgl->hl", r, first[0], first[1])
-        mean = np.einsum("jg,jgh->jh", r, first[0] - first[1])
-        n = mask.sum()
-        per_h = (squares - cross - cross.T - mean.T @ mean) / n ** 2
-        return C @ per_h @ C.T
+            first[:, :, n * n_h:(n + 1) * n_h] = m1[np.argmax(member, axis=0)[mask]]
+            squares.append(np.einsum("pg,pghl->hl", member[:, mask] @ r, m2))
+        # given the grid point the systems are independent: products of their means ...
+        second = np.einsum("jg,jgx,jgy->xy", r, first, first)
+        # ... and each system with itself, its own second moments
+        for n, block in enumerate(squares):
+            second[n * n_h:(n + 1) * n_h, n * n_h:(n + 1) * n_h] = block
+        mean = np.einsum("jg,jgx->jx", r, first)
+        per_h = (second - mean.T @ mean) / r.shape[0] ** 2
+        big = np.kron(np.eye(len(rows)), C)
+        return big @ per_h @ big.T
 
     def info(self) -> dict[str, Any]:
         """Estimator, difficulty family, log-likelihood, BIC and convergence."""

@@ -1,0 +1,299 @@
+"""``passmix.rank``: systems ranked at a horizon, with simultaneous intervals and rank intervals.
+
+For each horizon k, from the joint covariance of every system's metric
+(:meth:`passmix.PooledFit.metric_covariance`; or, with ``method="mixture"``,
+each system's own fit, independent):
+
+* each system's metric with an interval that holds for **all** systems at once:
+  the model's own interval (the pooled fit's profile, or the mixture's) at
+  the level whose normal quantile is the sup-t critical value over the
+  systems (Bonferroni over the systems for the mixture);
+* a rank interval: system i ranks no better than 1 + the number of systems
+  certainly better than it, and no worse than I - the number certainly worse,
+  "certainly" by intervals for all pairwise differences at once (sup-t over
+  the pairs; Bonferroni-joined per-system intervals for the mixture), so all
+  rank intervals hold together at the level;
+* the probability that each system is best, the share of draws of the
+  metrics' approximate normal distribution in which it is the largest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from scipy.special import expit, ndtr
+
+from .._defaults import LEVEL
+from .._validation import check_k, check_level, check_metric, check_seed, check_whole
+from ..data.panel import as_panel
+from ..inference.delta import normal_quantile
+
+__all__ = ["RANK_METHODS", "Ranking", "rank"]
+
+#: the methods :func:`rank` offers
+RANK_METHODS = ("auto", "pooled", "mixture")
+
+#: normal draws per batch (bounds the (draws x pairs) block held at once)
+_BATCH = 1000
+
+
+@dataclass(frozen=True, repr=False)
+class Ranking:
+    """Systems ranked at each horizon (:func:`passmix.rank`).
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per horizon and system, best first: ``k, system, estimate, se,
+        lower, upper`` (simultaneous over the systems), ``rank`` (1 = best, by
+        the estimate), ``rank_lower, rank_upper`` (simultaneous rank interval)
+        and ``p_best``.
+    method, metric : str
+    level : float
+    """
+
+    table: pd.DataFrame
+    method: str
+    metric: str
+    level: float
+    details: dict = field(default_factory=dict, compare=False)
+
+    def summary(self) -> pd.DataFrame:
+        """The ranking table (a copy)."""
+        return self.table.copy()
+
+    def info(self) -> dict[str, Any]:
+        """Method, metric, level and horizons."""
+        return {"method": self.method, "metric": self.metric, "level": self.level,
+                "k": sorted(set(self.table["k"].tolist())), **self.details}
+
+    def plot(self, k: int | None = None, *, ax=None):
+        """Each system's metric with its simultaneous interval, best on top, the rank
+        interval in its label (the first horizon unless `k` is given)."""
+        from ..plots.fit import METRIC_LABELS, get_ax
+
+        ks = self.table["k"].unique()
+        k = ks[0] if k is None else k
+        if k not in ks:
+            raise ValueError(f"k = {k} was not ranked; horizons: {ks.tolist()}.")
+        part = self.table[self.table["k"] == k].iloc[::-1]
+        ax = get_ax(ax)
+        y = np.arange(len(part))
+        ax.errorbar(part["estimate"], y, xerr=[part["estimate"] - part["lower"],
+                                               part["upper"] - part["estimate"]],
+                    fmt="o", ms=4, capsize=2)
+        ax.set_yticks(y, [f"{s}  [{lo}-{hi}]" for s, lo, hi in
+                          zip(part["system"], part["rank_lower"], part["rank_upper"])])
+        ax.set_xlabel(f"{METRIC_LABELS[self.metric]} at k = {k} "
+                      f"({self.level:.0%} simultaneous; rank interval in brackets)")
+        return ax
+
+    def __repr__(self) -> str:
+        n = self.table.groupby("k").size().iloc[0]
+        return (f"Ranking(method={self.method!r}, metric={self.metric!r}, systems={n}, "
+                f"k={sorted(set(self.table['k'].tolist()))}, level={self.level})")
+
+
+def rank(data: Any, k, *, metric: str = "pass@k", method: str = "auto",
+         level: float = LEVEL, seed=None, n_draws: int = 4000,
+         system: Hashable | None = None, **fit_kwargs) -> Ranking:
+    """Rank systems on their shared tasks at horizon(s) `k`, with honest uncertainty.
+
+    Parameters
+    ----------
+    data : Panel, mapping of Counts, DataFrame, path or PooledFit
+        As :func:`passmix.compare` takes it.
+    k : int or sequence of int
+        Horizon(s); each is ranked on its own.
+    metric : {"pass@k", "pass^k", "auc@k"}, default "pass@k"
+    method : {"auto", "pooled", "mixture"}, default "auto"
+        The pooled model's joint covariance; each system's own Beta mixture
+        (independent, conservative); or pooled up to 20 trials per task and
+        the mixture beyond, as :func:`passmix.compare` decides.
+    level : float, default 0.95
+        Level of the simultaneous intervals and of the rank intervals.
+    seed : int or numpy.random.Generator, optional
+        Seed of the normal draws (and of the fits); None means 0.
+    n_draws : int, default 4000
+        Normal draws for the critical values and the probability of being best.
+    system : hashable, optional
+        The system column of a table or file.
+    **fit_kwargs
+        Passed to the model's fit.
+
+    Returns
+    -------
+    Ranking
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import passmix
+    >>> rng = np.random.default_rng(0)
+    >>> d = rng.normal(1.0, 1.5, size=100)
+    >>> p = 1 / (1 + np.exp(-(np.array([[-1.0], [0.0], [1.5]]) - d)))
+    >>> panel = passmix.Panel(rng.binomial(10, p), np.full(p.shape, 10), systems=["s", "m", "l"])
+    >>> table = passmix.rank(panel, 10).summary()
+    >>> table["system"].tolist(), table["rank_upper"].tolist()
+    (['l', 'm', 's'], [1, 2, 3])
+    """
+    from ..models.pooled.result import PooledFit
+
+    metric = check_metric(metric)
+    k_arr, _ = check_k(k)
+    level = check_level(level)
+    if method not in RANK_METHODS:
+        raise ValueError(f"unknown method {method!r}; expected one of "
+                         f"{', '.join(map(repr, RANK_METHODS))}.")
+    n_draws = check_whole(n_draws, "n_draws", minimum=100)
+    rng = np.random.default_rng(0 if seed is None else check_seed(seed))
+    fit = data if isinstance(data, PooledFit) else None
+    panel = fit.panel if fit is not None else as_panel(
+        data, system, **{key: fit_kwargs.pop(key) for key in
+                         ("task", "successes", "trials", "outcome") if key in fit_kwargs})
+    if panel.shape[0] < 2:
+        raise ValueError("ranking needs at least two systems; the data have one.")
+    details: dict = {}
+    if method == "auto":
+        from ..estimators.registry import auto_method
+
+        method, why = ("pooled", "a pooled fit was given") if fit is not None else \
+            auto_method({(label,): panel.counts(label) for label in panel.systems})
+        details["why"] = f"{method}: {why}"
+    seed_fit = 0 if seed is None else seed
+    if method == "pooled":
+        if fit is None:
+            from ..models.pooled.fit import fit_pooled
+
+            fit = fit_pooled(panel, seed=seed_fit, **fit_kwargs)
+        details["fit"] = fit
+        frames = []
+        for kv in k_arr:
+            est, cov = fit.metric_covariance(metric, int(kv))
+
+            def ends(at: float, kv=int(kv)):
+                # the fit's own intervals (profile where it profiles), at the level
+                # that makes them simultaneous: the delta method alone under-covers
+                # far horizons, where the shared difficulty's error does not cancel
+                pairs = [fit.system(label).interval(metric, kv, at) for label in panel.systems]
+                return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+
+            frames.append(_ranked(panel.systems, kv, est, cov, level, n_draws, rng, ends))
+    else:
+        frames = _mixture_ranking(panel, k_arr, metric, level, n_draws, rng, seed_fit,
+                                  fit_kwargs, details)
+    return Ranking(table=pd.concat(frames, ignore_index=True), method=method, metric=metric,
+                   level=level, details=details)
+
+
+def _max_quantiles(draws_of, n_draws: int, level: float, rng, scales) -> list[float]:
+    """For each way of scaling a normal draw (``scales``: functions of a draw batch to
+    its |standardised| values), the `level` quantile of their maximum."""
+    maxima = [np.empty(n_draws) for _ in scales]
+    for start in range(0, n_draws, _BATCH):
+        z = draws_of(min(_BATCH, n_draws - start), rng)
+        for out, scale in zip(maxima, scales):
+            out[start:start + z.shape[0]] = scale(z).max(axis=1)
+    return [float(np.quantile(m, level)) for m in maxima]
+
+
+def _ranked(systems, k: int, est: np.ndarray, cov: np.ndarray, level: float, n_draws: int,
+            rng, ends=None) -> pd.DataFrame:
+    """The ranking at one horizon from the metrics' estimate and joint covariance.
+
+    `ends(level)` gives each system's interval at a level (default: the normal
+    one on the logit scale); it is asked at the level whose two-sided normal
+    quantile is the systems' sup-t critical value.
+    """
+    n = est.size
+    sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    i, j = np.triu_indices(n, 1)
+    pair_var = cov[i, i] + cov[j, j] - 2 * cov[i, j]
+    pair_sd = np.sqrt(np.maximum(pair_var, 0.0))
+    values, vectors = np.linalg.eigh(cov)
+    root = vectors * np.sqrt(np.maximum(values, 0.0))
+    safe, safe_pair = np.where(sd > 0, sd, np.inf), np.where(pair_sd > 0, pair_sd, np.inf)
+    wins = np.zeros(n)
+
+    def draws_of(size, generator):
+        z = generator.standard_normal((size, n)) @ root.T
+        np.add.at(wins, np.argmax(est + z, axis=1), 1.0)
+        return z
+
+    c_sys, c_pair = _max_quantiles(draws_of, n_draws, level, rng,
+                                   [lambda z: np.abs(z) / safe,
+                                    lambda z: np.abs(z[:, i] - z[:, j]) / safe_pair])
+    c_sys = c_sys if np.isfinite(c_sys) and c_sys > 0 else normal_quantile(level)
+    diff = est[j] - est[i]
+    # better[x, y]: x certainly better than y
+    better = np.zeros((n, n), dtype=bool)
+    better[j, i] = (diff - c_pair * pair_sd > 0) & (pair_sd > 0)
+    better[i, j] = (diff + c_pair * pair_sd < 0) & (pair_sd > 0)
+    if ends is None:
+        lower, upper = _logit_ends(est, sd, c_sys)
+    else:
+        lower, upper = ends(float(2 * ndtr(c_sys) - 1))
+    return _table(systems, k, est, sd, lower, upper, better, wins / n_draws)
+
+
+def _logit_ends(est: np.ndarray, sd: np.ndarray, c: float):
+    """``est -+ c sd`` taken on the logit scale (``sd / (M (1 - M))`` there), so the ends
+    stay inside (0, 1) and follow the metric's skew; plain and clipped at 0 or 1."""
+    inside = (est > 0) & (est < 1)
+    safe = np.where(inside, est, 0.5)
+    half = c * sd / (safe * (1 - safe))
+    centre = np.log(safe) - np.log1p(-safe)
+    lower = np.where(inside, expit(centre - half), np.clip(est - c * sd, 0, 1))
+    upper = np.where(inside, expit(centre + half), np.clip(est + c * sd, 0, 1))
+    return lower, upper
+
+
+def _table(systems, k, est, se, lower, upper, better, p_best) -> pd.DataFrame:
+    n = est.size
+    order = np.argsort(-est, kind="stable")
+    position = np.empty(n, dtype=int)
+    position[order] = np.arange(1, n + 1)
+    table = pd.DataFrame({"k": int(k), "system": list(systems), "estimate": est, "se": se,
+                          "lower": lower, "upper": upper, "rank": position,
+                          "rank_lower": 1 + better.sum(axis=0),
+                          "rank_upper": n - better.sum(axis=1), "p_best": p_best})
+    return table.iloc[order].reset_index(drop=True)
+
+
+def _mixture_ranking(panel, k_arr, metric, level, n_draws, rng, seed, fit_kwargs, details):
+    """Each system's own mixture: Bonferroni-level profile intervals, pairs by MOVER."""
+    from ..data.counts import Counts
+    from ..models.mixture.fit import fit
+    from .paired import mover
+
+    n = panel.shape[0]
+    n_pairs = n * (n - 1) // 2
+    fits = []
+    for s in range(n):
+        ran = panel.trials[s] > 0
+        fits.append(fit(Counts(panel.successes[s][ran], panel.trials[s][ran]), seed=seed,
+                        **fit_kwargs))
+    details["fits"] = dict(zip(panel.systems, fits))
+    level_sys, level_pair = 1 - (1 - level) / n, 1 - (1 - level) / n_pairs
+    est = np.array([f.metric(metric, k_arr) for f in fits])                    # (I, K)
+    se = np.array([f.standard_error(metric, k_arr) for f in fits])
+    sys_ends = [f.interval(metric, k_arr, level_sys) for f in fits]
+    pair_ends = [f.interval(metric, k_arr, level_pair) for f in fits]
+    frames = []
+    for c, kv in enumerate(k_arr):
+        better = np.zeros((n, n), dtype=bool)
+        for a in range(n):
+            for b in range(a + 1, n):
+                lo, hi = mover(est[a, c], (pair_ends[a][0][c], pair_ends[a][1][c]),
+                               est[b, c], (pair_ends[b][0][c], pair_ends[b][1][c]))
+                better[b, a], better[a, b] = lo > 0, hi < 0
+        z = rng.standard_normal((n_draws, n)) * se[:, c]
+        p_best = np.bincount(np.argmax(est[:, c] + z, axis=1), minlength=n) / n_draws
+        frames.append(_table(panel.systems, kv, est[:, c], se[:, c],
+                             np.array([e[0][c] for e in sys_ends]),
+                             np.array([e[1][c] for e in sys_ends]), better, p_best))
+    return frames
