@@ -151,6 +151,7 @@ class TestDirect:
 
 
 class TestPooled:
+    @pytest.mark.slow
     def test_coverage_by_simulation_from_the_model(self):
         """The default fit on panels drawn from the pooled model: 3 systems, 40 panels."""
         a, kappa = np.array([-1.0, 0.0, 0.3]), np.array([15.0, 15.0, 15.0])
@@ -194,6 +195,7 @@ class TestPooled:
         assert_allclose(one.band_upper, two.band_upper, rtol=1e-9)
 
 class TestMixture:
+    @pytest.mark.slow
     def test_coverage_on_sharpened_pairs(self):
         k = np.array([1, 10, 100])
         point, band, wrong = [], [], 0
@@ -243,6 +245,7 @@ class TestAuto:
         assert few.method == "pooled" and "median of 10 trials" in few.info()["why"]
         assert many.method == "mixture" and "under-cover" in many.info()["why"]
 
+    @pytest.mark.slow
     def test_the_check_refutes_sharpened_pairs_not_shared_orders(self):
         """The Hausman check within the trials: sharpened pairs mostly refute the pooled
         curve, pairs from the pooled model rarely do (at its liberal level, 0.2)."""
@@ -361,6 +364,7 @@ class TestInput:
 
 
 class TestRank:
+    @pytest.mark.slow
     def test_simultaneous_and_rank_intervals_cover_by_simulation(self):
         """Panels from the pooled model; every system's truth and true rank at once.
 

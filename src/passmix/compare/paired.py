@@ -141,7 +141,9 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
     system : hashable, optional
         The system column of a table or file.
     **fit_kwargs
-        Passed to :func:`passmix.fit_pooled` (and column names to the reader).
+        Passed to the model's fit (:func:`passmix.fit_pooled`, or
+        :func:`passmix.fit` with ``method="mixture"``), and column names to the
+        reader.
 
     Returns
     -------
