@@ -9,8 +9,9 @@ LiveCodeBench: 43 x 400, 10 samples) the table gives the median over
 * the pooled fit alone (``fit_pooled``, the baseline);
 * ``compare`` of one pair and of every pair at k = 1, 10, 100, 1000, each
   method (``pooled`` from a given fit, so the column is the comparison's own
-  cost; ``auto`` from the same fit, with its per-pair check; ``direct`` at
-  k <= 10; ``mixture`` with its per-system fits);
+  cost, with profile and with delta intervals; ``auto`` from the same fit,
+  with its per-pair check; ``direct`` at k <= 10; ``mixture`` with its
+  per-system fits; ``posterior`` from draws made once, on the smaller panel);
 * ``rank`` at k = 10 from the given fit;
 
 and each time as a ratio to the pooled fit measured in the same run.
@@ -36,9 +37,15 @@ def timed(call, repeats: int) -> float:
 def _cases(passmix, panel, fit, a, b, k) -> dict:
     return {
         "fit_pooled (baseline)": lambda: passmix.fit_pooled(panel, seed=0),
-        "compare one pair, pooled": lambda: passmix.compare(fit, a, b, k=k, method="pooled"),
+        "compare one pair, pooled (profile)": lambda: passmix.compare(fit, a, b, k=k,
+                                                                      method="pooled"),
+        "compare one pair, pooled (delta)": lambda: passmix.compare(
+            fit, a, b, k=k, method="pooled", interval="delta"),
         "compare one pair, auto (with the check)": lambda: passmix.compare(fit, a, b, k=k),
-        "compare every pair, pooled": lambda: passmix.compare(fit, k=k, method="pooled"),
+        "compare every pair, pooled (default interval)": lambda: passmix.compare(
+            fit, k=k, method="pooled"),
+        "compare every pair, pooled (delta)": lambda: passmix.compare(
+            fit, k=k, method="pooled", interval="delta"),
         "compare one pair, direct (k <= 10)": lambda: passmix.compare(
             panel, a, b, k=[1, 10], method="direct"),
         "compare every pair, direct (k <= 10)": lambda: passmix.compare(
@@ -47,6 +54,15 @@ def _cases(passmix, panel, fit, a, b, k) -> dict:
                                                              method="mixture"),
         "rank at k = 10, pooled": lambda: passmix.rank(fit, 10),
     }
+
+
+def _posterior_cases(passmix, panel, a, b, k) -> dict:
+    # NUTS once (not repeated), then the comparison from its draws
+    post = passmix.sample_pooled(panel, draws=500, tune=500, seed=0)
+    return {"compare every pair, posterior (from 2 x 500 draws)":
+            lambda: passmix.compare(post, k=k),
+            "compare one pair, posterior (from 2 x 500 draws)":
+            lambda: passmix.compare(post, a, b, k=k)}
 
 
 def main() -> None:
@@ -67,6 +83,12 @@ def main() -> None:
         passmix.fit_pooled(panel, seed=0)  # warm-up: compiled objective
         fit = passmix.fit_pooled(panel, seed=0)
         cases = _cases(passmix, panel, fit, a, b, k)
+        if panel.shape[0] * panel.shape[1] <= 2000:  # NUTS on a leaderboard takes long
+            started = time.perf_counter()
+            cases.update(_posterior_cases(passmix, panel, a, b, k))
+            print(f"| {name} | {panel.shape[0]} x {panel.shape[1]} | sample_pooled "
+                  f"(2 x 500 draws, once) | {time.perf_counter() - started:.2f} | |",
+                  flush=True)
         base = None
         for case, call in cases.items():
             seconds = timed(call, args.repeats)

@@ -712,11 +712,42 @@ class TestCompare:
         (("--a", "Pythia 1B"), 2, "both --a and --b"),
         (("--a", "Pythia 1B", "--b", "GPT-9"), 1, "--b 'GPT-9' matches no group"),
         (("--k", "1,20", "--method", "direct"), 1, "exceeds the 10 trials"),
-        (("--method", "posterior"), 2, "'posterior' is not one of"),
+        (("--method", "bayes"), 2, "'bayes' is not one of"),
+        (("--interval", "wald"), 2, "'wald' is not one of"),
     ])
     def test_errors(self, args, code, message):
         out = invoke("compare", self.M10, "--group-by", "model", *args, code=code)
         assert message in out.output
+
+    def test_posterior_records_carry_the_probability_b_is_better(self, tmp_path):
+        rng = np.random.default_rng(0)
+        p = 1 / (1 + np.exp(-(np.array([[-0.5], [0.5]]) - rng.normal(0.5, 1.5, 30))))
+        frame = pd.DataFrame({"model": np.repeat(["base", "tuned"], 30),
+                              "task": np.tile([f"t{j}" for j in range(30)], 2),
+                              "successes": rng.binomial(8, p).ravel(), "trials": 8})
+        path = tmp_path / "pair.csv"
+        frame.to_csv(path, index=False)
+        out = invoke("compare", path, "--group-by", "model", "--k", "1,10", "--method",
+                     "posterior", "--draws", "200", "--format", "json")
+        records = json.loads(out.stdout)
+        assert [r["method"] for r in records] == ["posterior"] * 2
+        for r in records:
+            assert 0.0 <= r["p_b_better"] <= 1.0 and r["lower"] <= r["estimate"] <= r["upper"]
+            # a certified sign goes with a posterior probability beyond the band's level
+            if r["certified"] != 0:
+                assert (r["p_b_better"] if r["certified"] > 0 else 1 - r["p_b_better"]) > 0.95
+
+    def test_delta_intervals_on_request(self):
+        args = ("--a", "Pythia 1B", "--b", "Pythia 12B", "--k", "10,1000", "--format", "json",
+                "--method", "pooled")
+        profile = json.loads(invoke("compare", self.M10, "--group-by", "model", *args).stdout)
+        delta = json.loads(invoke("compare", self.M10, "--group-by", "model", *args,
+                                  "--interval", "delta").stdout)
+        assert [r["estimate"] for r in profile] == pytest.approx([r["estimate"] for r in delta])
+        for r in delta:
+            half = 1.959964 * r["se"]
+            assert r["lower"] == pytest.approx(r["estimate"] - half, abs=1e-6)
+        assert any(abs(p["upper"] - d["upper"]) > 1e-6 for p, d in zip(profile, delta))
 
     def test_pairs_that_share_no_task(self, tmp_path):
         frame = pd.DataFrame({"model": ["x", "y"], "task": ["t1", "t2"], "successes": [1, 2],

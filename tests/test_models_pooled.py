@@ -1469,7 +1469,97 @@ class TestDifference:
         with pytest.raises(ValueError, match="one horizon"):
             fit.metric_covariance("pass@k", [1, 2])
 
+    def test_many_pairs_at_once_are_each_pair_alone(self, ragged):
+        """``differences`` shares the systems' gradients and task covariance over pairs
+        with the same tasks; each pair's answer is the one-pair computation's."""
+        k = np.array([1, 5, 50])
+        every = np.ones(30, dtype=bool)
+        shared = np.arange(30) >= 4
+        pairs = [(0, 1), (0, 2), (1, 2), (2, 1)]
+        masks = [shared, shared, every, every]
+        batch = ragged.differences(pairs, "pass^k", k, masks)
+        for (a, b), mask, (estimate, covariance, values) in zip(pairs, masks, batch):
+            alone = ragged._probability_gradients("pass^k", k, [a, b], mask)[0]
+            assert_allclose(values, alone, rtol=1e-12)
+            assert_allclose(estimate, alone[1] - alone[0], rtol=1e-12, atol=1e-15)
+            one = ragged.differences([(a, b)], "pass^k", k, [mask])[0][1]
+            assert_allclose(covariance, one, rtol=1e-9, atol=1e-15)
+        # b - a and a - b: the same covariance
+        assert_allclose(batch[2][1], batch[3][1], rtol=1e-12)
+
+    @pytest.mark.parametrize("metric, k", [("pass@k", [1, 30]), ("pass^k", [2, 6])])
+    def test_profile_by_brute_force(self, ragged, metric, k):
+        """No point of the likelihood region has a difference beyond the profile's ends,
+        and the region's edge along the delta direction is within them."""
+        from dataclasses import replace
+
+        from passmix.inference.profile import region_drop
+        from passmix.models.pooled._layout import panel_layout
+
+        fit = replace(ragged, robust=False, _cache={})
+        k = np.array(k)
+        level = 0.9
+        obj = get_pooled_objective(panel_layout(fit.panel), fit.family, fit.grid,
+                                   n_components=fit.n_components, slope=fit.slope,
+                                   shared=fit.concentration == "shared")
+        assert obj.logp_dlogp(fit.params)[0] == pytest.approx(fit.loglik, rel=1e-9)
+        threshold = fit.loglik - region_drop(level)
+        share = (np.arange(30) >= 4).astype(float)
+        lower, upper = fit.difference_profile("a", "c", metric, k, level)
+        estimate, covariance, _ = fit.difference("a", "c", metric, k)
+        contrast = np.concatenate([-np.eye(k.size), np.eye(k.size)], axis=1)
+        spread = 1.6448536 * np.sqrt(np.diag(
+            contrast @ fit._task_covariance(metric, k, [0, 2], share > 0) @ contrast.T))
+
+        def diff(z):
+            both = fit._values(metric, k, z, rows=[0, 2], tasks=share)
+            return both[1] - both[0]
+
+        def inside(direction):
+            """The region's edge from the optimum along `direction` (bisection)."""
+            lo, hi = 0.0, 1.0
+            while obj.logp_dlogp(fit.params + hi * direction)[0] >= threshold:
+                hi *= 2.0
+            for _ in range(40):
+                mid = 0.5 * (lo + hi)
+                lo, hi = (mid, hi) if obj.logp_dlogp(fit.params + mid * direction)[0] \
+                    >= threshold else (lo, mid)
+            return fit.params + lo * direction
+
+        values, vectors = np.linalg.eigh(fit._covariance())
+        root = vectors * np.sqrt(np.maximum(values, 0.0))
+        rng = np.random.default_rng(0)
+        seen = np.array([diff(inside(root @ rng.standard_normal(root.shape[1])))
+                         for _ in range(150)])
+        assert np.all(seen <= upper[None] + 1e-9) and np.all(seen >= lower[None] - 1e-9)
+        _, grads = fit._probability_gradients(metric, k, [0, 2], share > 0)
+        for n in range(k.size):
+            g = grads[:, 1, n] - grads[:, 0, n]
+            far = diff(inside(fit._covariance() @ g))[n]
+            near = diff(inside(-fit._covariance() @ g))[n]
+            assert upper[n] >= estimate[n] + np.hypot(far - estimate[n], spread[n]) - 1e-6
+            assert lower[n] <= estimate[n] - np.hypot(estimate[n] - near, spread[n]) + 1e-6
+
+    def test_profile_agrees_with_delta_when_the_data_say_much(self):
+        """Far from any bound, with many tasks, the likelihood is near quadratic: the
+        profile's ends are the delta method's to within a few percent of the width."""
+        from dataclasses import replace
+
+        rng = np.random.default_rng(11)
+        y, m, _ = simulate_panel(rng, [-0.3, 0.3], [20.0, 20.0], rng.normal(0.0, 1.0, 400), 10)
+        fit = replace(fit_pooled(Panel(y, m), seed=0), robust=False, _cache={})
+        k = [1, 10, 100]
+        lower, upper = fit.difference_profile(0, 1, "pass@k", k)
+        estimate, covariance, _ = fit.difference(0, 1, "pass@k", k)
+        half = 1.959964 * np.sqrt(np.diag(covariance))
+        assert_allclose(lower, estimate - half, atol=0.08 * half.max())
+        assert_allclose(upper, estimate + half, atol=0.08 * half.max())
+
     def test_bad_input(self, ragged):
+        with pytest.raises(ValueError, match="mask"):
+            ragged.difference_profile("a", "b", "pass@k", 5, tasks=[True, False])
+        with pytest.raises(ValueError, match="level"):
+            ragged.difference_profile("a", "b", "pass@k", 5, level=1.5)
         with pytest.raises(ValueError, match="mask"):
             ragged.difference("a", "b", "pass@k", 5, tasks=[True, False])
         with pytest.raises(ValueError, match="share no task"):

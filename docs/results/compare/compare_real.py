@@ -1,17 +1,21 @@
 """Are paired comparisons honest on real data? Every pair's difference from a subsample against all trials.
 
-Run from the repository root (about 15 minutes on one core):
-``python docs/results/compare/compare_real.py``. It writes
+Run from the repository root (about 40 minutes on one core; ``--data math_10k``
+and ``--data livecodebench`` in two processes, then ``--from-csv`` of both, as
+the committed rows were made): ``python docs/results/compare/compare_real.py``. It writes
 docs/results/compare/report.md and the per-pair rows in compare_real.csv.gz.
 
 Each seed draws the harness's own subsets (the ``passmix experiment
 repeated`` streams) of m trials per task: the bundled 10,000-trial MATH data
 (7 Pythia models x 128 problems) at m = 10 and 50, and LiveCodeBench (43
 models x 400 problems, 10 samples each) at m = 3. ``passmix.compare`` then
-compares every pair of systems on the subsample alone, with each method; the
+compares every pair of systems on the subsample alone, with each method and
+its default intervals (the pooled ones: the difference's profile likelihood
+for MATH's 21 pairs, the delta method for LiveCodeBench's 903); the
 reference is the difference of the two systems' combinatorial metric on all
-recorded trials (so LiveCodeBench stops at k = 10). Per method, horizon and
-data set:
+recorded trials (so LiveCodeBench stops at k = 10). The seconds were
+measured with the two data sets run at once on two cores. Per method,
+horizon and data set:
 
 * coverage: the share of (pair, seed) whose 95% pointwise interval holds the
   reference difference;

@@ -54,8 +54,8 @@ from .checks import check_diagnostics
 
 az = import_arviz()
 
-__all__ = ["PooledPosterior", "pooled_fit", "pooled_metric_draws", "posterior_draws",
-           "sample_pooled"]
+__all__ = ["PooledPosterior", "pair_difference_draws", "pooled_fit", "pooled_metric_draws",
+           "posterior_draws", "sample_pooled"]
 
 
 def point_metric(metric: str, p: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -136,14 +136,20 @@ def _metric_seed(idata) -> int | None:
 
 
 def _draws(fit: PooledFit, z_all: np.ndarray, metrics, k_arr: np.ndarray,
-           seed: int | None) -> dict[str, np.ndarray]:
+           seed: int | None, weights: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Each metric's draws, (draws, systems, k): per draw, the tasks' difficulties and the
-    systems' success probabilities drawn from their posteriors (the same for every metric)."""
+    systems' success probabilities drawn from their posteriors (the same for every metric).
+
+    `weights`, optional, (sets, tasks) with rows summing to 1: the metric averaged with
+    each row's weights instead of over every task, (draws, sets, systems, k) (a pair's
+    shared tasks; the draws are the same whatever the weights).
+    """
     y = fit.panel.successes.astype(float)
     f = (fit.panel.trials - fit.panel.successes).astype(float)
     rng = np.random.default_rng(seed)
-    out = {m: np.empty((z_all.shape[0], y.shape[0], k_arr.size)) for m in metrics}
     n_tasks = y.shape[1]
+    w = np.full((1, n_tasks), 1.0 / n_tasks) if weights is None else np.asarray(weights)
+    out = {m: np.empty((z_all.shape[0], w.shape[0], y.shape[0], k_arr.size)) for m in metrics}
     for s, z in enumerate(z_all):
         r = fit.task_posterior(z)
         # each task's difficulty, shared by the systems: inverse CDF of its posterior
@@ -153,8 +159,31 @@ def _draws(fit: PooledFit, z_all: np.ndarray, metrics, k_arr: np.ndarray,
         alpha, beta = beta_shapes(a, log_kappa, fit.grid, log_s)  # (I, G)
         p = rng.beta(alpha[:, g] + y, beta[:, g] + f)  # (I, J)
         for m in metrics:
-            out[m][s] = point_metric(m, p, k_arr).mean(axis=1)
-    return out
+            out[m][s] = np.einsum("ijk,nj->nik", point_metric(m, p, k_arr), w)
+    return {m: v[:, 0] for m, v in out.items()} if weights is None else out
+
+
+def pair_difference_draws(idata, metric: str, k_arr: np.ndarray,
+                          pairs: list[tuple[int, int]], masks: list[np.ndarray]
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """Draws of ``M_b(k) - M_a(k)`` per pair over its tasks, and of both metrics.
+
+    `pairs` are (a, b) system positions and `masks` each pair's tasks (bool, length J).
+    Returns ``(differences, values)`` of shapes (draws, pairs, K) and (draws, pairs, 2, K),
+    chains stacked. A pair's two systems share each draw's task difficulties, so the
+    difference's spread counts what they share. Seeded by the record's seed, as
+    :func:`pooled_metric_draws`.
+    """
+    fit = pooled_fit(idata)
+    sets, index = np.unique(np.array(masks, dtype=bool), axis=0, return_inverse=True)
+    weights = sets / sets.sum(axis=1, keepdims=True)
+    draws = _draws(fit, _coordinates(idata, fit), [metric], k_arr, _metric_seed(idata),
+                   weights)[metric]                                    # (S, sets, I, K)
+    rows = index.ravel()
+    a = np.array([p[0] for p in pairs])
+    b = np.array([p[1] for p in pairs])
+    values = np.stack([draws[:, rows, a], draws[:, rows, b]], axis=2)
+    return values[:, :, 1] - values[:, :, 0], values
 
 
 def pooled_metric_draws(idata, metrics, k_arr: np.ndarray) -> dict[str, xr.DataArray]:

@@ -33,7 +33,7 @@ from ..estimators.registry import estimator_names, get_estimator
 from ..tables import NOISE, estimate_table, render
 
 #: ``passmix compare --method`` (passmix.compare.COMPARE_METHODS, without importing it)
-_COMPARE_METHODS = ("auto", "pooled", "direct", "mixture")
+_COMPARE_METHODS = ("auto", "pooled", "direct", "mixture", "posterior")
 _RANK_METHODS = ("auto", "pooled", "mixture")
 
 __all__ = ["main"]
@@ -465,15 +465,22 @@ def _emit(text: str, output: Path | None) -> None:
               default="pass@k", help="The metric compared.")
 @click.option("--method", type=click.Choice(_COMPARE_METHODS, case_sensitive=False),
               default="auto", help="auto: pooled up to 20 trials per task, mixture beyond; "
-                                   "direct: model-free, k within the trials.")
+                                   "direct: model-free, k within the trials; posterior: NUTS "
+                                   "draws of the pooled model.")
+@click.option("--interval", type=click.Choice(("profile", "delta"), case_sensitive=False),
+              default=None, help="The pooled difference's intervals [default: profile up to "
+                                 "30 pairs, delta beyond].")
+@click.option("--draws", type=click.IntRange(min=100), default=1000,
+              help="Posterior draws per chain (--method posterior).")
 @click.option("--level", type=LevelType(), default=0.95,
               help="Level of the pointwise intervals and of the simultaneous band.")
 @_systems_command_tail("Save the first pair's (or --a/--b's) figure here.",
                        "Seed of the fit and of the band.")
 def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | None,
-            b: str | None, k: tuple[int, ...], metric: str, method: str, level: float,
-            fmt: str, plot: Path | None, seed: int, task: str | None, successes: str | None,
-            trials: str | None, outcome: str | None, output: Path | None) -> None:
+            b: str | None, k: tuple[int, ...], metric: str, method: str, interval: str | None,
+            draws: int, level: float, fmt: str, plot: Path | None, seed: int,
+            task: str | None, successes: str | None, trials: str | None,
+            outcome: str | None, output: Path | None) -> None:
     """Compare systems in FILE on the tasks they share: b - a at each k, with intervals.
 
     Prints, per pair and horizon, the difference, its pointwise interval, the
@@ -485,6 +492,7 @@ def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | 
       passmix compare results.csv --group-by model --k 10,100,1000
       passmix compare results.csv --group-by model --a base --b rl --format json
       passmix compare results.csv --group-by model --method direct --k 1,2,5,10
+      passmix compare results.csv --group-by model --method posterior --draws 500
     """
     from ..compare import compare as compare_systems
 
@@ -504,8 +512,12 @@ def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | 
                                          f"{', '.join(list(names)[:10])}"
                                          f"{', ...' if len(names) > 10 else ''}.")
                     pair[n] = names[name]
+            sampling = {"draws": draws, "progressbar": False} if method.lower() == "posterior" \
+                else {}
             result = compare_systems(panel, *pair, k=list(k), metric=metric.lower(),
-                                     method=method.lower(), level=level, seed=seed)
+                                     method=method.lower(),
+                                     interval=None if interval is None else interval.lower(),
+                                     level=level, seed=seed, **sampling)
             if "why" in result.details:
                 click.echo(f"method {result.details['why']}", err=True)
             _emit(_render_comparison(result, group_cols, fmt.lower()), output)
@@ -593,7 +605,7 @@ def _render_comparison(result: Any, group_cols: list[str], fmt: str) -> str:
     front = [f"{col}_{side}" for side in ("a", "b") for col in group_cols]
     columns = front + ["metric", "k", "estimate", "lower", "upper", "band_lower", "band_upper",
                        "certified", "method", "se", "value_a", "value_b", "n_tasks"]
-    table = table[columns]
+    table = table[columns + (["p_b_better"] if "p_b_better" in table else [])]
     if fmt == "json":
         return table.to_json(orient="records", indent=2) + "\n"
     if fmt == "csv":
@@ -601,8 +613,9 @@ def _render_comparison(result: Any, group_cols: list[str], fmt: str) -> str:
     shown = table.drop(columns=["method", "se"]).copy()
     for col in ("estimate", "lower", "upper", "band_lower", "band_upper"):
         shown[col] = shown[col].map("{:+.4f}".format)
-    for col in ("value_a", "value_b"):
-        shown[col] = shown[col].map("{:.4f}".format)
+    for col in ("value_a", "value_b", "p_b_better"):
+        if col in shown:
+            shown[col] = shown[col].map("{:.4f}".format)
     head = (f"{result.metric}: b - a, {result.level:.0%} pointwise interval and simultaneous "
             f"band over k = {','.join(map(str, result.k))} ({result.method})\n")
     return head + shown.to_string(index=False) + "\n"

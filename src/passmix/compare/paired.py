@@ -5,7 +5,14 @@ Methods, side by side (``docs/results/compare/`` measures them on real data):
 * ``"pooled"``: the pooled model's joint fit (:func:`passmix.fit_pooled`), any
   k. The difference's delta-method covariance over the horizons
   (:meth:`passmix.PooledFit.difference`) counts what the two systems share
-  through the tasks; the band is a sup-t band from that covariance.
+  through the tasks, and gives the band its sup-t critical value; the
+  intervals are the difference's profile likelihood
+  (:meth:`passmix.PooledFit.difference_profile`) up to :data:`PROFILE_PAIRS`
+  pairs, the delta method's beyond (or as `interval` asks).
+* ``"posterior"``: NUTS draws of the pooled model
+  (:func:`passmix.sample_pooled`, or its draws passed as `data`): the
+  difference per draw, credible intervals, a simultaneous credible band and
+  the probability that b is better.
 * ``"direct"``: model-free, for k up to the fewest trials of the pair: per-task
   unbiased differences and a Gaussian multiplier-bootstrap sup-t band
   (:mod:`passmix.compare.direct`).
@@ -36,18 +43,29 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr
 
 from .._defaults import LEVEL
 from .._validation import check_k, check_level, check_metric, check_seed, check_whole
+from ..bayes._record import is_pooled
 from ..data.panel import Panel, as_panel
 from ..inference.delta import normal_quantile
 from .direct import multiplier_band, task_values
 from .result import Comparison
 
-__all__ = ["COMPARE_METHODS", "compare"]
+__all__ = ["COMPARE_METHODS", "PAIR_INTERVALS", "PROFILE_PAIRS", "check_horizons", "compare", "pooled_check",
+           "systems_setup"]
 
 #: the methods :func:`compare` offers
-COMPARE_METHODS = ("auto", "pooled", "direct", "mixture")
+COMPARE_METHODS = ("auto", "pooled", "direct", "mixture", "posterior")
+
+#: the pooled difference's intervals (:func:`compare`'s `interval`)
+PAIR_INTERVALS = ("profile", "delta")
+
+#: by default the pooled differences get profile intervals up to this many pairs, delta
+#: intervals beyond (each pair's profile is searched at two levels, the band's and the
+#: pointwise one)
+PROFILE_PAIRS = 30
 
 #: ``method="auto"`` refutes the pooled curve of a pair below this p-value (:func:`pooled_check`):
 #: a pre-test errs toward the wider interval, so its level is liberal (in simulation 0.05
@@ -103,17 +121,19 @@ def _ends(estimate, se, z):
 
 
 def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, k,
-            metric: str = "pass@k", method: str = "auto", level: float = LEVEL,
-            band: bool = True, seed=None, n_boot: int = 4000, system: Hashable | None = None,
-            **fit_kwargs) -> Comparison:
+            metric: str = "pass@k", method: str = "auto", interval: str | None = None,
+            level: float = LEVEL, band: bool = True, seed=None, n_boot: int = 4000,
+            system: Hashable | None = None, **fit_kwargs) -> Comparison:
     """Compare systems on the tasks they share: ``M_b(k) - M_a(k)`` with intervals and a band.
 
     Parameters
     ----------
-    data : Panel, mapping of Counts, DataFrame, path or PooledFit
+    data : Panel, mapping of Counts, DataFrame, path, PooledFit or pooled posterior
         The systems' counts, as :func:`passmix.fit_pooled` takes them (a table
         or file with its `system` column); or a fitted
-        :class:`~passmix.PooledFit`, whose fit ``method="pooled"`` then reuses.
+        :class:`~passmix.PooledFit`, whose fit ``method="pooled"`` then
+        reuses; or the draws of :func:`passmix.sample_pooled`, which
+        ``method="posterior"`` (the default for them) then reads.
     a, b : hashable, optional
         One pair (the difference is b minus a). Neither: every pair of
         systems, a before b in the data's order, from one joint fit.
@@ -121,12 +141,21 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
         Horizons (>= 1). With ``method="direct"``, at most the fewest trials
         either system of a pair ran on a shared task.
     metric : {"pass@k", "pass^k", "auc@k"}, default "pass@k"
-    method : {"auto", "pooled", "direct", "mixture"}, default "auto"
-        The pooled model's joint fit (delta method, any k); model-free
-        per-task unbiased differences (k within the trials); each system's
-        own Beta mixture, the intervals joined (conservative, any k); or
-        ``"auto"``: pooled up to 20 trials per task, the mixture beyond (see
-        the module docstring).
+    method : {"auto", "pooled", "direct", "mixture", "posterior"}, default "auto"
+        The pooled model's joint fit (any k); model-free per-task unbiased
+        differences (k within the trials); each system's own Beta mixture,
+        the intervals joined (conservative, any k); NUTS draws of the pooled
+        model (:func:`passmix.sample_pooled`: credible intervals, a
+        simultaneous credible band and ``P(b > a)``); or ``"auto"``: pooled up
+        to 20 trials per task, the mixture beyond (see the module docstring).
+    interval : {"profile", "delta"}, optional
+        The pooled difference's intervals: profile likelihood
+        (:meth:`passmix.PooledFit.difference_profile`; the band is the profile
+        at the pointwise level of the sup-t critical value) or the delta
+        method alone. Default: profile for up to :data:`PROFILE_PAIRS` pairs,
+        delta beyond (a profile costs a few seconds per pair, where the
+        delta method costs milliseconds; a 43-model leaderboard has 903
+        pairs).
     level : float, default 0.95
         Level of the pointwise intervals and of the simultaneous band.
     band : bool, default True
@@ -135,15 +164,16 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
     seed : int or numpy.random.Generator, optional
         Seed of the band's Monte Carlo (multiplier bootstrap or normal draws);
         None means 0, so a comparison is reproducible. Also seeds the pooled
-        fit's starts.
+        fit's starts and the posterior's chains (an int there).
     n_boot : int, default 4000
         Multiplier-bootstrap draws for the direct band.
     system : hashable, optional
         The system column of a table or file.
     **fit_kwargs
-        Passed to the model's fit (:func:`passmix.fit_pooled`, or
-        :func:`passmix.fit` with ``method="mixture"``), and column names to the
-        reader.
+        Passed to the model's fit (:func:`passmix.fit_pooled`,
+        :func:`passmix.fit` with ``method="mixture"``, or
+        :func:`passmix.sample_pooled` with ``method="posterior"``: ``draws``,
+        ``chains``, ``tune``, ...), and column names to the reader.
 
     Returns
     -------
@@ -152,9 +182,9 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
     Raises
     ------
     ValueError
-        An unknown method or metric, bad k or level, one of a and b without the
-        other, a pair that shares no task, or k beyond the trials with
-        ``method="direct"``.
+        An unknown method, interval or metric, bad k or level, one of a and b
+        without the other, a pair that shares no task, or k beyond the trials
+        with ``method="direct"``.
     KeyError
         A system that is not in the data.
 
@@ -171,33 +201,23 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
     >>> table[["a", "b", "k", "certified"]].to_dict("list")
     {'a': ['old', 'old'], 'b': ['new', 'new'], 'k': [1, 10], 'certified': [1, 1]}
     """
-    from ..models.pooled.result import PooledFit
-
     metric = check_metric(metric)
     k_arr, _ = check_k(k)
     if np.any(np.diff(k_arr) <= 0):
         raise ValueError(f"k must be increasing without repeats, got {k_arr.tolist()}.")
     level = check_level(level)
-    if method not in COMPARE_METHODS:
-        raise ValueError(f"unknown method {method!r}; expected one of "
-                         f"{', '.join(map(repr, COMPARE_METHODS))}.")
+    if interval is not None and interval not in PAIR_INTERVALS:
+        raise ValueError(f"unknown interval {interval!r}; expected one of "
+                         f"{', '.join(map(repr, PAIR_INTERVALS))}.")
     n_boot = check_whole(n_boot, "n_boot", minimum=100)
     seed = 0 if seed is None else check_seed(seed)
-    fit = data if isinstance(data, PooledFit) else None
-    if fit is not None and fit_kwargs:
-        raise ValueError("fit_kwargs apply to a new fit; data is already a PooledFit.")
-    panel = fit.panel if fit is not None else as_panel(
-        data, system, **{key: fit_kwargs.pop(key) for key in
-                         ("task", "successes", "trials", "outcome") if key in fit_kwargs})
-    why, checked = "", method == "auto"
-    if method == "auto":
-        from ..estimators.registry import auto_method
-
-        method, why = ("pooled", "a pooled fit was given") if fit is not None else \
-            auto_method({(label,): panel.counts(label) for label in panel.systems})
+    given, panel, method, why = systems_setup(data, system, method, COMPARE_METHODS,
+                                              fit_kwargs)
+    checked = bool(why) and method == "pooled"
     pairs = _pairs(panel, a, b)
     shared = {pair: _shared(panel, *pair) for pair in pairs}
     rng = np.random.default_rng(seed)
+    pair_methods = [method] * len(pairs)
     if method == "direct":
         parts = [_direct_pair(panel, ia, ib, shared[(ia, ib)], metric, k_arr, level, band,
                               n_boot, rng) for ia, ib in pairs]
@@ -207,35 +227,44 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
         parts = [_mixture_pair(panel, ia, ib, shared[(ia, ib)], metric, k_arr, level, band,
                                fits, seed, fit_kwargs) for ia, ib in pairs]
         details = {"fits": {panel.systems[i]: f for (i, _), f in fits.items()}}
+    elif method == "posterior":
+        post = given if given is not None and is_pooled(given) else _sample(
+            given.panel if given is not None else panel, seed, fit_kwargs)
+        parts = _posterior_pairs(post, pairs, [shared[p] for p in pairs], metric, k_arr,
+                                 level, band)
+        details = {"posterior": post}
     else:
-        if fit is None:
-            from ..models.pooled.fit import fit_pooled
-
-            fit = fit_pooled(panel, seed=seed, **fit_kwargs)
-        details = {"fit": fit}
+        fit = given if given is not None else _fit_pooled(panel, seed, fit_kwargs)
+        if interval is None:
+            interval = "profile" if len(pairs) <= PROFILE_PAIRS else "delta"
+        details = {"fit": fit, "interval": interval}
         fits = {}
-        parts, pair_methods, checks = [], [], []
-        for ia, ib in pairs:
-            p_value = pooled_check(fit, panel, ia, ib, shared[(ia, ib)], metric) if checked \
-                else np.nan
-            part = _pooled_pair(fit, ia, ib, shared[(ia, ib)], metric, k_arr, level, band, rng)
+        parts, checks = [], []
+        tested = [check_horizons(panel, ia, ib, shared[(ia, ib)]) if checked else None
+                  for ia, ib in pairs]
+        # every pair's difference at once, at the answer's horizons and the checks'
+        every = np.union1d(k_arr, np.concatenate([t for t in tested if t is not None]
+                                                 or [k_arr]))
+        pooled = fit.differences(pairs, metric, every, [shared[p] for p in pairs])
+        for n, (ia, ib) in enumerate(pairs):
+            part = _pooled_pair(fit, ia, ib, shared[(ia, ib)], metric, k_arr, level, band,
+                                rng, interval, tested[n], every, pooled[n])
+            p_value = part.pop("p_value")
             if p_value < CHECK_LEVEL:
                 # the pair's own trials refute the pooled curve: its intervals widen to take
                 # in the per-system mixtures' too, which assume nothing about task order
                 part = _hull(part, _mixture_pair(panel, ia, ib, shared[(ia, ib)], metric,
                                                  k_arr, level, band, fits, seed, {}))
+                pair_methods[n] = "pooled+mixture"
             parts.append(part)
-            pair_methods.append("pooled" if p_value >= CHECK_LEVEL or np.isnan(p_value)
-                                else "pooled+mixture")
             checks.append({"a": panel.systems[ia], "b": panel.systems[ib], "p_value": p_value,
-                           "method": pair_methods[-1]})
+                           "method": pair_methods[n]})
         if checked:
             details["checks"] = pd.DataFrame(checks)
-        details["pair_methods"] = tuple(pair_methods)
     if why:
         details["why"] = f"{method}: {why}"
         if "checks" in details:
-            refuted = int((details["checks"]["method"] != "pooled").sum())
+            refuted = sum(m != "pooled" for m in pair_methods)
             details["why"] += (
                 f"; no pair's trials refute the pooled curve (p >= {CHECK_LEVEL})" if not refuted
                 else f"; {refuted} of {len(pairs)} pairs' trials refute the pooled curve "
@@ -246,7 +275,69 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
     return Comparison(method=method, metric=metric, k=k_arr, level=level,
                       pairs=tuple((systems[ia], systems[ib]) for ia, ib in pairs),
                       n_tasks=np.array([int(shared[p].sum()) for p in pairs]),
-                      details=details, **stacked)
+                      pair_methods=tuple(pair_methods), details=details, **stacked)
+
+
+def _is_pooled_fit(data: Any) -> bool:
+    from ..models.pooled.result import PooledFit
+
+    return isinstance(data, PooledFit)
+
+
+def systems_setup(data: Any, system: Hashable | None, method: str, methods: tuple,
+                  fit_kwargs: dict) -> tuple[Any, Panel, str, str]:
+    """What :func:`compare` and :func:`passmix.rank` start from.
+
+    Checks `method` against `methods`; takes a fitted :class:`~passmix.PooledFit` or
+    pooled posterior as given (no fit arguments then), else reads `data` as a
+    Panel (the reader's column names popped from `fit_kwargs`); resolves
+    ``"auto"``. Returns ``(given, panel, method, why)``, `why` empty unless
+    ``"auto"`` chose.
+    """
+    from ..bayes.pooled import pooled_fit
+
+    if method not in methods:
+        raise ValueError(f"unknown method {method!r}; expected one of "
+                         f"{', '.join(map(repr, methods))}.")
+    given = data if _is_pooled_fit(data) or is_pooled(data) else None
+    if given is not None and fit_kwargs and method != "posterior":
+        raise ValueError("fit_kwargs apply to a new fit; data is already fitted.")
+    if given is None:
+        panel = as_panel(data, system, **{key: fit_kwargs.pop(key) for key in
+                                          ("task", "successes", "trials", "outcome")
+                                          if key in fit_kwargs})
+    else:
+        panel = given.panel if _is_pooled_fit(given) else pooled_fit(given).panel
+    why = ""
+    if method == "auto":
+        from ..estimators.registry import auto_method
+
+        if given is None:
+            method, why = auto_method({(label,): panel.counts(label) for label in panel.systems})
+        elif is_pooled(given):
+            method, why = "posterior", "draws of the pooled model were given"
+        else:
+            method, why = "pooled", "a pooled fit was given"
+    elif is_pooled(given) and method != "posterior":
+        raise ValueError(f"draws of the pooled model take method 'posterior' (or 'auto'), "
+                         f"not {method!r}.")
+    if panel.shape[0] < 2:
+        raise ValueError("comparing needs at least two systems; the data have one.")
+    return given, panel, method, why
+
+
+def _fit_pooled(panel: Panel, seed, fit_kwargs: dict):
+    from ..models.pooled.fit import fit_pooled
+
+    return fit_pooled(panel, seed=seed, **fit_kwargs)
+
+
+def _sample(panel: Panel, seed, fit_kwargs: dict):
+    from ..bayes.pooled import sample_pooled
+
+    if not isinstance(seed, (int, np.integer)):
+        raise TypeError("method='posterior' takes an int seed (it seeds PyMC's chains).")
+    return sample_pooled(panel, seed=int(seed), **fit_kwargs)
 
 
 def _hull(pooled: dict[str, Any], mixture: dict[str, Any]) -> dict[str, Any]:
@@ -259,40 +350,53 @@ def _hull(pooled: dict[str, Any], mixture: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def pooled_check(fit, panel: Panel, ia: int, ib: int, shared: np.ndarray, metric: str) -> float:
+def pooled_check(fit, panel: Panel, ia: int, ib: int, shared: np.ndarray, metric: str,
+                 pooled: tuple[np.ndarray, np.ndarray] | None = None) -> float:
     """p-value of a Hausman test of the pooled difference against the direct one, within
     the trials.
 
-    At horizons up to the fewest trials of the pair (1, 2, 5, 10, 20 and that
-    fewest, at most 20), the direct per-task difference is unbiased whatever
-    the model, and the pooled one is the more precise if the model holds, so
-    ``H = d' (V_direct - V_pooled)^+ d``, d their gap, is about chi-square
-    with as many degrees of freedom as the rank of ``V_direct - V_pooled``. A
-    small p-value says the pair's own trials refute the pooled curve (its
-    shared task order, typically), so far horizons should not lean on it. The
-    direct variance is the tasks' population one, which makes the test
-    conservative (``docs/results/compare/simulated.md`` gives its size and power).
-    NaN where it cannot be run (fewer than 3 shared tasks).
+    At horizons up to the fewest trials of the pair (:func:`check_horizons`),
+    the direct per-task difference is unbiased whatever the model, and the
+    pooled one is the more precise if the model holds, so ``H = d' (V_direct
+    - V_pooled)^+ d``, d their gap, is about chi-square with as many degrees
+    of freedom as the rank of ``V_direct - V_pooled``. A small p-value says
+    the pair's own trials refute the pooled curve (its shared task order,
+    typically), so far horizons should not lean on it. The direct variance is
+    the tasks' population one, which makes the test conservative
+    (``docs/results/compare/simulated.md`` gives its size and power). NaN
+    where it cannot be run (fewer than 3 shared tasks). `pooled`, optional:
+    the pooled difference and its covariance at those horizons, if already
+    computed.
     """
     from scipy.stats import chi2
 
-    if shared.sum() < 3:
+    ks = check_horizons(panel, ia, ib, shared)
+    if ks is None:
         return np.nan
     m = panel.trials[:, shared]
-    fewest = int(min(m[ia].min(), m[ib].min()))
-    ks = np.array(sorted({kv for kv in (1, 2, 5, 10, 20, fewest) if kv <= min(fewest, 20)}))
     rows = (task_values(panel.successes[ib][shared], m[ib], metric, ks)
             - task_values(panel.successes[ia][shared], m[ia], metric, ks))
     v_direct = np.atleast_2d(np.cov(rows.T)) / rows.shape[0]
-    labels = fit.systems
-    pooled, v_pooled, _ = fit.difference(labels[ia], labels[ib], metric, ks, tasks=shared)
-    gap = rows.mean(axis=0) - pooled
-    values, vectors = np.linalg.eigh(v_direct - v_pooled)
+    if pooled is None:
+        labels = fit.systems
+        pooled = fit.difference(labels[ia], labels[ib], metric, ks, tasks=shared)[:2]
+    gap = rows.mean(axis=0) - pooled[0]
+    values, vectors = np.linalg.eigh(v_direct - pooled[1])
     keep = values > 1e-12 * max(values.max(), 0.0)
     if not keep.any():
         return np.nan
     statistic = float(((vectors[:, keep].T @ gap) ** 2 / values[keep]).sum())
     return float(chi2.sf(statistic, keep.sum()))
+
+
+def check_horizons(panel: Panel, ia: int, ib: int, shared: np.ndarray) -> np.ndarray | None:
+    """The horizons :func:`pooled_check` tests at: 1, 2, 5, 10, 20 and the pair's fewest
+    trials on a shared task, up to that fewest and 20; None with fewer than 3 shared tasks."""
+    if shared.sum() < 3:
+        return None
+    m = panel.trials[:, shared]
+    fewest = int(min(m[ia].min(), m[ib].min()))
+    return np.array(sorted({kv for kv in (1, 2, 5, 10, 20, fewest) if kv <= min(fewest, 20)}))
 
 
 def _assemble(estimate, se, critical, level, band, value_a, value_b) -> dict[str, Any]:
@@ -370,10 +474,63 @@ def _mixture_pair(panel, ia, ib, shared, metric, k_arr, level, band, fits, seed,
     return out
 
 
-def _pooled_pair(fit, ia, ib, shared, metric, k_arr, level, band, rng):
-    labels = fit.systems
-    estimate, covariance, values = fit.difference(labels[ia], labels[ib], metric, k_arr,
-                                                  tasks=shared)
-    se = np.sqrt(np.maximum(np.diag(covariance), 0.0))
-    critical = _pooled_band(covariance, level, rng) if band else np.nan
-    return _assemble(estimate, se, critical, level, band, values[0], values[1])
+def _pooled_pair(fit, ia, ib, shared, metric, k_arr, level, band, rng, interval, tested,
+                 every, pooled) -> dict[str, Any]:
+    """The pooled difference of one pair from `pooled` (:meth:`PooledFit.differences` at the
+    horizons `every`), and its check's p-value at the horizons `tested` (NaN if None)."""
+    estimate, covariance, values = pooled
+    take = np.searchsorted(every, k_arr)
+    covariance_k = covariance[np.ix_(take, take)]
+    se = np.sqrt(np.maximum(np.diag(covariance_k), 0.0))
+    critical = _pooled_band(covariance_k, level, rng) if band else np.nan
+    out = _assemble(estimate[take], se, critical, level, band, values[0, take],
+                    values[1, take])
+    if interval == "profile":
+        labels = fit.systems
+
+        def ends(at):
+            return fit.difference_profile(labels[ia], labels[ib], metric, k_arr, at,
+                                          tasks=shared)
+
+        out["lower"], out["upper"] = ends(level)
+        if band:
+            # the band: the profile at the pointwise level of the sup-t critical value,
+            # never inside the pointwise intervals
+            band_lower, band_upper = ends(min(float(2 * ndtr(critical) - 1), 1 - 1e-12))
+            out["band_lower"] = np.minimum(band_lower, out["lower"])
+            out["band_upper"] = np.maximum(band_upper, out["upper"])
+    out["p_value"] = np.nan
+    if tested is not None:
+        at = np.searchsorted(every, tested)
+        out["p_value"] = pooled_check(fit, fit.panel, ia, ib, shared, metric,
+                                      (estimate[at], covariance[np.ix_(at, at)]))
+    return out
+
+
+def _posterior_pairs(post, pairs, masks, metric, k_arr, level, band) -> list[dict[str, Any]]:
+    """Each pair's difference from the posterior draws: the mean, equal-tailed credible
+    intervals, a simultaneous credible band (sup-t over the draws) and P(b > a)."""
+    from ..bayes.pooled import pair_difference_draws
+
+    diffs, values = pair_difference_draws(post, metric, k_arr, pairs, masks)
+    tail = (1 - level) / 2
+    parts = []
+    for n in range(len(pairs)):
+        d = diffs[:, n]                                                  # (draws, K)
+        estimate, se = d.mean(axis=0), d.std(axis=0, ddof=1)
+        lower, upper = np.quantile(d, [tail, 1 - tail], axis=0)
+        out = _assemble(estimate, se, np.nan, level, False, values[:, n, 0].mean(axis=0),
+                        values[:, n, 1].mean(axis=0))
+        out["lower"], out["upper"] = lower, upper
+        if band:
+            # the share `level` of the draws whose whole curve lies within mean -+ c sd
+            live = se > 0
+            scaled = np.abs(d[:, live] - estimate[live]) / se[live]
+            critical = float(np.quantile(scaled.max(axis=1), level)) if live.any() else 0.0
+            out["band_lower"], out["band_upper"] = _ends(estimate, se, critical)
+            out["band_lower"] = np.minimum(out["band_lower"], lower)
+            out["band_upper"] = np.maximum(out["band_upper"], upper)
+            out["critical"] = critical
+        out["p_b_better"] = (d > 0).mean(axis=0)
+        parts.append(out)
+    return parts

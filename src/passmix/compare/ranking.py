@@ -25,11 +25,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.special import expit, ndtr
+from scipy.special import ndtr
 
 from .._defaults import LEVEL
 from .._validation import check_k, check_level, check_metric, check_seed, check_whole
-from ..data.panel import as_panel
 from ..inference.delta import normal_quantile
 
 __all__ = ["RANK_METHODS", "Ranking", "rank"]
@@ -141,29 +140,15 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str = "auto",
     >>> table["system"].tolist(), table["rank_upper"].tolist()
     (['l', 'm', 's'], [1, 2, 3])
     """
-    from ..models.pooled.result import PooledFit
+    from .paired import systems_setup
 
     metric = check_metric(metric)
     k_arr, _ = check_k(k)
     level = check_level(level)
-    if method not in RANK_METHODS:
-        raise ValueError(f"unknown method {method!r}; expected one of "
-                         f"{', '.join(map(repr, RANK_METHODS))}.")
     n_draws = check_whole(n_draws, "n_draws", minimum=100)
     rng = np.random.default_rng(0 if seed is None else check_seed(seed))
-    fit = data if isinstance(data, PooledFit) else None
-    panel = fit.panel if fit is not None else as_panel(
-        data, system, **{key: fit_kwargs.pop(key) for key in
-                         ("task", "successes", "trials", "outcome") if key in fit_kwargs})
-    if panel.shape[0] < 2:
-        raise ValueError("ranking needs at least two systems; the data have one.")
-    details: dict = {}
-    if method == "auto":
-        from ..estimators.registry import auto_method
-
-        method, why = ("pooled", "a pooled fit was given") if fit is not None else \
-            auto_method({(label,): panel.counts(label) for label in panel.systems})
-        details["why"] = f"{method}: {why}"
+    fit, panel, method, why = systems_setup(data, system, method, RANK_METHODS, fit_kwargs)
+    details: dict = {"why": f"{method}: {why}"} if why else {}
     seed_fit = 0 if seed is None else seed
     if method == "pooled":
         if fit is None:
@@ -202,12 +187,11 @@ def _max_quantiles(draws_of, n_draws: int, level: float, rng, scales) -> list[fl
 
 
 def _ranked(systems, k: int, est: np.ndarray, cov: np.ndarray, level: float, n_draws: int,
-            rng, ends=None) -> pd.DataFrame:
+            rng, ends) -> pd.DataFrame:
     """The ranking at one horizon from the metrics' estimate and joint covariance.
 
-    `ends(level)` gives each system's interval at a level (default: the normal
-    one on the logit scale); it is asked at the level whose two-sided normal
-    quantile is the systems' sup-t critical value.
+    `ends(level)` gives each system's interval at a level; it is asked at the
+    level whose two-sided normal quantile is the systems' sup-t critical value.
     """
     n = est.size
     sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
@@ -233,23 +217,8 @@ def _ranked(systems, k: int, est: np.ndarray, cov: np.ndarray, level: float, n_d
     better = np.zeros((n, n), dtype=bool)
     better[j, i] = (diff - c_pair * pair_sd > 0) & (pair_sd > 0)
     better[i, j] = (diff + c_pair * pair_sd < 0) & (pair_sd > 0)
-    if ends is None:
-        lower, upper = _logit_ends(est, sd, c_sys)
-    else:
-        lower, upper = ends(float(2 * ndtr(c_sys) - 1))
+    lower, upper = ends(float(2 * ndtr(c_sys) - 1))
     return _table(systems, k, est, sd, lower, upper, better, wins / n_draws)
-
-
-def _logit_ends(est: np.ndarray, sd: np.ndarray, c: float):
-    """``est -+ c sd`` taken on the logit scale (``sd / (M (1 - M))`` there), so the ends
-    stay inside (0, 1) and follow the metric's skew; plain and clipped at 0 or 1."""
-    inside = (est > 0) & (est < 1)
-    safe = np.where(inside, est, 0.5)
-    half = c * sd / (safe * (1 - safe))
-    centre = np.log(safe) - np.log1p(-safe)
-    lower = np.where(inside, expit(centre - half), np.clip(est - c * sd, 0, 1))
-    upper = np.where(inside, expit(centre + half), np.clip(est + c * sd, 0, 1))
-    return lower, upper
 
 
 def _table(systems, k, est, se, lower, upper, better, p_best) -> pd.DataFrame:

@@ -20,10 +20,12 @@ class Comparison:
     Attributes
     ----------
     method : str
-        ``"pooled"`` (the joint fit's delta method), ``"direct"`` (per-task
-        unbiased differences) or ``"mixture"`` (per-system fits joined); with
-        ``method="auto"`` a pair whose trials refute the pooled curve gets the
-        mixture, as ``summary()``'s method column and ``details["checks"]`` say.
+        ``"pooled"`` (the joint fit: profile or delta), ``"direct"`` (per-task
+        unbiased differences), ``"mixture"`` (per-system fits joined) or
+        ``"posterior"`` (NUTS draws of the pooled model); with
+        ``method="auto"`` a pair whose trials refute the pooled curve also
+        takes in the mixture, as :attr:`pair_methods` and
+        ``details["checks"]`` say.
     metric : str
         ``"pass@k"``, ``"pass^k"`` or ``"auc@k"``.
     k : numpy.ndarray
@@ -45,6 +47,12 @@ class Comparison:
         Each system's own metric on the tasks of the pair.
     n_tasks : numpy.ndarray
         Tasks both systems ran, per pair.
+    pair_methods : tuple of str
+        The method each pair got (``"pooled+mixture"`` where ``method="auto"``
+        found the pooled curve refuted).
+    p_b_better : numpy.ndarray or None
+        With ``method="posterior"``, the posterior probability that b's
+        metric exceeds a's; else None.
     """
 
     method: str
@@ -62,6 +70,8 @@ class Comparison:
     value_a: np.ndarray
     value_b: np.ndarray
     n_tasks: np.ndarray
+    pair_methods: tuple = ()
+    p_b_better: np.ndarray | None = None
     details: dict = field(default_factory=dict, compare=False)
 
     @property
@@ -111,20 +121,24 @@ class Comparison:
         """One row per pair and horizon: the difference, its intervals and the certified sign.
 
         Columns ``a, b, metric, k, estimate, se, lower, upper, band_lower,
-        band_upper, certified, method, value_a, value_b, n_tasks``.
+        band_upper, certified, method, value_a, value_b, n_tasks``, and
+        ``p_b_better`` with ``method="posterior"``.
         """
         n_pairs, n_k = self.estimate.shape
         a = [p[0] for p in self.pairs for _ in range(n_k)]
         b = [p[1] for p in self.pairs for _ in range(n_k)]
-        return pd.DataFrame({
+        table = pd.DataFrame({
             "a": a, "b": b, "metric": self.metric, "k": np.tile(self.k, n_pairs),
             "estimate": self.estimate.ravel(), "se": self.se.ravel(),
             "lower": self.lower.ravel(), "upper": self.upper.ravel(),
             "band_lower": self.band_lower.ravel(), "band_upper": self.band_upper.ravel(),
             "certified": self.certified.ravel(),
-            "method": np.repeat(self.details.get("pair_methods", [self.method] * n_pairs), n_k),
+            "method": np.repeat(list(self.pair_methods or [self.method] * n_pairs), n_k),
             "value_a": self.value_a.ravel(), "value_b": self.value_b.ravel(),
             "n_tasks": np.repeat(self.n_tasks, n_k)})
+        if self.p_b_better is not None:
+            table["p_b_better"] = self.p_b_better.ravel()
+        return table
 
     def pair(self, a, b) -> int:
         """The position of pair (a, b) in :attr:`pairs` (KeyError if not compared)."""

@@ -846,15 +846,156 @@ class PooledFit:
         """
         metric = check_metric(metric)
         k_arr, _ = check_k(k)
+        ia, ib, mask = self._pair(a, b, tasks)
+        return self.differences([(ia, ib)], metric, k_arr, [mask])[0]
+
+    def _pair(self, a, b, tasks) -> tuple[int, int, np.ndarray]:
+        """Positions of systems a and b and the tasks' mask (default: those both ran)."""
         ia, ib = self.panel.index(a), self.panel.index(b)
         ran = (self.panel.trials[ia] > 0) & (self.panel.trials[ib] > 0)
-        mask = self._task_mask(ran, tasks, f"systems {a!r} and {b!r} share no task.")
-        values, grads = self._probability_gradients(metric, k_arr, [ia, ib], mask)
-        contrast = np.concatenate([-np.eye(k_arr.size), np.eye(k_arr.size)], axis=1)
-        g = grads[:, 1] - grads[:, 0]                                   # (C, K)
-        param = self._widened(g.T @ self._covariance() @ g, g)
-        task = contrast @ self._task_covariance(metric, k_arr, [ia, ib], mask) @ contrast.T
-        return values[1] - values[0], param + task, values
+        return ia, ib, self._task_mask(ran, tasks, f"systems {a!r} and {b!r} share no task.")
+
+    def differences(self, pairs: list[tuple[int, int]], metric: str, k_arr: np.ndarray,
+                    masks: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """:meth:`difference` of many pairs at once: ``(estimate, covariance, values)`` each.
+
+        `pairs` are (a, b) system positions and `masks` each pair's tasks (bool,
+        length J, checked by the caller). The systems' gradients and their task
+        covariance are computed once per distinct task set, for every system
+        in a pair over it, and each pair takes its contrast: every pair of a
+        43-model leaderboard costs about what one pair does.
+        """
+        out: list = [None] * len(pairs)
+        sets: dict[bytes, list[int]] = {}
+        for n, mask in enumerate(masks):
+            sets.setdefault(np.asarray(mask, dtype=bool).tobytes(), []).append(n)
+        n_k = k_arr.size
+        contrast = np.concatenate([-np.eye(n_k), np.eye(n_k)], axis=1)
+        for members in sets.values():
+            mask = np.asarray(masks[members[0]], dtype=bool)
+            rows = sorted({i for n in members for i in pairs[n]})
+            where = {i: r for r, i in enumerate(rows)}
+            values, grads = self._probability_gradients(metric, k_arr, rows, mask)
+            task = self._task_covariance(metric, k_arr, rows, mask)
+            for n in members:
+                ra, rb = where[pairs[n][0]], where[pairs[n][1]]
+                g = grads[:, rb] - grads[:, ra]                             # (C, K)
+                param = self._widened(g.T @ self._covariance() @ g, g)
+                block = np.r_[ra * n_k:(ra + 1) * n_k, rb * n_k:(rb + 1) * n_k]
+                both = contrast @ task[np.ix_(block, block)] @ contrast.T
+                out[n] = (values[rb] - values[ra], param + both, values[[ra, rb]])
+        return out
+
+    def difference_profile(self, a, b, metric: str, k, level: float = 0.95, *, tasks=None
+                           ) -> tuple[np.ndarray, np.ndarray]:
+        """Profile-likelihood interval of ``D(k) = M_b(k) - M_a(k)`` over shared tasks.
+
+        The model part is the smallest and largest difference over the
+        parameters whose log-likelihood is within ``chi2(1).ppf(level) / 2`` of
+        the maximum, every other coordinate profiled out, as :meth:`profile`
+        does for one system; with :attr:`robust` the region's cut is widened by
+        the sandwich's variance ratio for the difference at that horizon
+        (never narrowed). Unlike :meth:`difference`'s delta interval it follows
+        the likelihood where it is skewed: a system near a bound, a far
+        horizon. The spread of the benchmark difference over these tasks given
+        the parameters (as in :meth:`difference`) is then added to each end in
+        quadrature.
+
+        Parameters
+        ----------
+        a, b : hashable
+            System labels.
+        metric : {"pass@k", "pass^k", "auc@k"}
+        k : int or sequence of int
+            Horizons.
+        level : float, default 0.95
+        tasks : array_like of bool, optional
+            The tasks averaged over (length J); default the tasks both systems ran.
+
+        Returns
+        -------
+        lower, upper : numpy.ndarray
+            The interval's ends per horizon, shape (K,), within [-1, 1].
+
+        Examples
+        --------
+        >>> import numpy as np, passmix
+        >>> rng = np.random.default_rng(0)
+        >>> d = rng.normal(1.0, 1.5, size=60)
+        >>> p = 1 / (1 + np.exp(-(np.array([[-0.5], [0.5]]) - d)))
+        >>> panel = passmix.Panel(rng.binomial(5, p), np.full(p.shape, 5), systems=["a", "b"])
+        >>> fit = passmix.fit_pooled(panel, seed=0)
+        >>> lower, upper = fit.difference_profile("a", "b", "pass@k", [1, 10])
+        >>> estimate = fit.difference("a", "b", "pass@k", [1, 10])[0]
+        >>> bool(np.all((lower < estimate) & (estimate < upper)))
+        True
+        """
+        metric = check_metric(metric)
+        level = check_level(level)
+        k_arr, _ = check_k(k)
+        ia, ib, mask = self._pair(a, b, tasks)
+        key = ("profile-difference", metric, tuple(k_arr.tolist()), level, ia, ib,
+               mask.tobytes(), self.robust)
+        if key not in self._cache:
+            values, grads = self._probability_gradients(metric, k_arr, [ia, ib], mask)
+            estimate = values[1] - values[0]
+            g = grads[:, 1] - grads[:, 0]                                   # (C, K)
+            model = np.einsum("ck,cd,dk->k", g, self._covariance(), g)
+            widened = np.diag(self._widened(np.diag(model), g))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                scales = np.where(model > 0, widened / model, 1.0)
+            lower, upper = estimate.copy(), estimate.copy()
+            # the horizons up, each search also started from the ends below (as
+            # _model_ends), then down from the ends above: a difference's region edge
+            # is less simple than one system's, and a lone search can stop short
+            up = np.argsort(k_arr, kind="stable")
+            for order in (up, up[::-1]) if k_arr.size > 1 else (up,):
+                warm: dict = {}
+                for n in order:
+                    lo, hi, warm = self._difference_ends(metric, int(k_arr[n]), level, ia, ib,
+                                                         mask, float(scales[n]), warm)
+                    lower[n], upper[n] = min(lo, lower[n]), max(hi, upper[n])
+            contrast = np.concatenate([-np.eye(k_arr.size), np.eye(k_arr.size)], axis=1)
+            task = contrast @ self._task_covariance(metric, k_arr, [ia, ib], mask) @ contrast.T
+            spread = normal_quantile(level) * np.sqrt(np.maximum(np.diag(task), 0.0))
+            lower = np.clip(estimate - np.hypot(estimate - lower, spread), -1.0, 1.0)
+            upper = np.clip(estimate + np.hypot(upper - estimate, spread), -1.0, 1.0)
+            for arr in (lower, upper):
+                arr.flags.writeable = False
+            self._cache[key] = (lower, upper)
+        return self._cache[key]
+
+    def _difference_ends(self, metric: str, k: int, level: float, ia: int, ib: int,
+                         mask: np.ndarray, scale: float, warm: dict):
+        """Extremes of ``M_b - M_a`` at one horizon over the region whose drop is `scale`
+        times the chi-square's, and the end points (the next horizon's warm starts)."""
+        all_coordinates = np.ones(self.params.size, dtype=bool)
+        share = mask.astype(float)
+        shared = _SharedPieces(self)
+        region = self._region(shared, level, scale)
+        sliced = region.objective
+
+        def difference(x, t):
+            # the search minimises and maximises this directly: D lies in [-1, 1], far
+            # above the region's logit floor, so no transform is needed
+            z = sliced.full(x)
+            grads, logits = self._logit_gradients(metric, np.array([t]), all_coordinates, z,
+                                                  rows=[ia, ib], tasks=share,
+                                                  derivatives=shared.pieces(z))
+            values = expit(logits[:, 0])
+            g = grads[:, :, 0] * (values * (1 - values))[None]
+            return float(values[1] - values[0]), sliced.T.T @ (g[:, 1] - g[:, 0])
+
+        def value(x, t):
+            both = self._values(metric, np.array([t]), sliced.full(x), rows=[ia, ib],
+                                tasks=share)
+            return float(both[1, 0] - both[0, 0])
+
+        def batch(xs, t):
+            return np.array([value(x, t) for x in xs])
+
+        lower, upper, _ = region.extremes(difference, value, np.array([k]), batch, warm)
+        return float(lower[0]), float(upper[0]), region.end_points
 
     def metric_covariance(self, metric: str, k: int, *, tasks=None
                           ) -> tuple[np.ndarray, np.ndarray]:
