@@ -44,8 +44,8 @@ __getattr__, __dir__, _ = attach(__name__, {
     ".compare.ranking": ["Ranking", "rank"],
 }, submodules={"readers": ".data.readers",
                **{name: "." + name for name in ("bayes", "compare", "data", "estimators", "experiments",
-                                                "inference", "models", "plots", "scaling",
-                                                "sensitivity")}})
+                                                "inference", "integrations", "models", "plots",
+                                                "scaling", "sensitivity")}})
 
 __all__ = [
     "METRICS",
