@@ -90,16 +90,14 @@ def naive_estimate(counts, metric: str, k) -> float | np.ndarray:
     ValueError
         For invalid counts, metric or horizons, or if no task has any trial.
 
-    Notes
-    -----
-    Tasks with ``m_j = 0`` carry no information and are left out of the average.
-
     See Also
     --------
     combinatorial_estimate : the unbiased estimator, for ``k <= m_j``.
 
     Notes
     -----
+    Tasks with ``m_j = 0`` carry no information and are left out of the average.
+
     With ``p̂_j = y_j / m_j`` and ``J`` tasks with ``m_j > 0``:
 
     .. math::
@@ -177,16 +175,14 @@ def combinatorial_estimate(counts, metric: str, k) -> float | np.ndarray:
         estimator is not defined there; use the mixture fit to extrapolate),
         for invalid counts, metric or horizons, or if no task has any trial.
 
-    Notes
-    -----
-    Tasks with ``m_j = 0`` carry no information and are left out of the average.
-
     See Also
     --------
     naive_estimate : the plug-in estimator, defined at any horizon.
 
     Notes
     -----
+    Tasks with ``m_j = 0`` carry no information and are left out of the average.
+
     For the ``J`` tasks with ``m_j > 0``, with ``C(a, k) = 0`` for ``a < k``:
 
     .. math::

@@ -25,7 +25,7 @@ __all__ = ["BOUND_TOL", "Optimum", "at_bound", "covariance_from_information", "d
            "gradient_hessian", "is_stationary", "maximize", "newton_polish",
            "observed_covariance", "select_by_bic", "select_by_criterion"]
 
-#: A coordinate within this (relative to 1 + |bound|) of its bound is on it.
+#: A coordinate within this (relative to ``1 + |bound|``) of its bound is on it.
 BOUND_TOL = 1e-6
 _SCREEN = {"maxiter": 1000, "ftol": 1e-8, "gtol": 1e-5}
 _POLISH = {"maxiter": 5000, "ftol": 1e-13, "gtol": 1e-8}

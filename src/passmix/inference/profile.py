@@ -446,7 +446,7 @@ class LikelihoodRegion:
     #: rounds of continuing from an end's neighbours, and searches per round
     max_hops, hop_starts = 3, 3
     #: SLSQP runs from the end of the last, while each gains more than restart_gain
-    #: (relative to 1 + |logit|)
+    #: (relative to ``1 + |logit|``)
     max_restarts, restart_gain = 4, 1e-8
     #: whether the searches also start from the spread (off for a likelihood with one
     #: optimum and a near-elliptical region, where the delta direction's edge and the
