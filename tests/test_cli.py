@@ -719,6 +719,7 @@ class TestCompare:
         out = invoke("compare", self.M10, "--group-by", "model", *args, code=code)
         assert message in out.output
 
+    @pytest.mark.slow
     def test_posterior_records_carry_the_probability_b_is_better(self, tmp_path):
         rng = np.random.default_rng(0)
         p = 1 / (1 + np.exp(-(np.array([[-0.5], [0.5]]) - rng.normal(0.5, 1.5, 30))))
