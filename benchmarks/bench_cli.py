@@ -9,9 +9,7 @@ kept beside it). Variants: this checkout as a user runs it (the example is a
 panel, so the pooled model with profile-likelihood intervals; groups in
 parallel processes, the compiled objective read from disk); the per-system
 mixture (``--method mixture``), the reference of the pooled/mixture ratio;
-the default with ``--jobs 1`` (one process); with ``--jobs 1`` and
-``PASSMIX_OBJECTIVE_CACHE=0`` (compiled in every process, as before the disk
-cache); and with delta-method intervals;
+the default with ``--jobs 1`` (one process); and with delta-method intervals;
 with ``--baseline REV``, the command of an earlier commit (checked out with
 ``git worktree`` in a temporary folder), e.g. ``85385e1``, the state before
 issues 7 and 8. Runs alternate between variants so that machine load affects
@@ -19,13 +17,11 @@ all alike; the table gives each median and its ratio to the baseline.
 Also the pooled model at three horizons (``--method pooled --k 1,100,1000``).
 ``--cold`` also times one run of each with fresh caches (PyTensor's
 ``base_compiledir``, ``NUMBA_CACHE_DIR`` and ``HOME`` in new temporary
-folders) and prints the ratios issue 22 asks about: cold over warm, pooled
-over mixture, and ``import passmix`` over ``import numpy, scipy, pandas``.
-``--numba`` adds the default and the mixture with ``PASSMIX_BACKEND=numba``;
-``--serial-build`` both with ``PASSMIX_BUILD_WORKERS=0`` (no staged C builds).
-``--no-cxx`` adds a variant that compiles nothing (PyTensor's flag ``cxx=``:
-every operation runs in Python), the one way to skip the C compiler's cost
-with an empty cache.
+folders) and prints the ratios: cold over warm, pooled over mixture, and
+``import passmix`` over ``import numpy, scipy, pandas``. ``--c`` adds the
+default and the mixture with ``PASSMIX_BACKEND=c`` (PyTensor's C virtual
+machine); ``benchmarks/bench_backends.py`` times each compiled function
+alone.
 """
 
 from __future__ import annotations
@@ -39,15 +35,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_backends import fresh_caches  # one definition of "fresh caches"
+
 ROOT = Path(__file__).resolve().parents[1]
 POOLED = ["--method", "pooled", "--k", "1,100,1000"]
-
-
-def fresh_caches() -> dict[str, str]:
-    """Environment of a process with empty PyTensor, numba and home caches."""
-    root = tempfile.mkdtemp(prefix="passmix-fresh-")
-    return {"PYTENSOR_FLAGS": f"base_compiledir={root}/pytensor",
-            "NUMBA_CACHE_DIR": f"{root}/numba", "HOME": f"{root}/home"}
 
 
 def run(src: Path, extra: list[str], flags: str = "", cold: bool = False,
@@ -81,37 +72,20 @@ def main() -> None:
     parser.add_argument("--baseline", metavar="REV", default=None,
                         help="also time the command at this git revision")
     parser.add_argument("--cold", action="store_true", help="also time fresh caches")
-    parser.add_argument("--numba", action="store_true",
-                        help="also time PASSMIX_BACKEND=numba")
-    parser.add_argument("--serial-build", action="store_true",
-                        help="also time PASSMIX_BUILD_WORKERS=0 (PyTensor's own one-by-one "
-                             "C builds, as before issue 22)")
-    parser.add_argument("--no-cxx", action="store_true",
-                        help="also time this checkout with no C compilation (PYTENSOR_FLAGS=cxx=)")
+    parser.add_argument("--c", action="store_true", help="also time PASSMIX_BACKEND=c")
     args = parser.parse_args()
 
-    no_cache = {"PASSMIX_OBJECTIVE_CACHE": "0"}
     variants: dict[str, tuple[Path, list[str], str, dict[str, str]]] = {
         "this checkout (default: pooled)": (ROOT / "src", [], "", {}),
         "this checkout, --method mixture": (ROOT / "src", ["--method", "mixture"], "", {}),
         "this checkout, --jobs 1": (ROOT / "src", ["--jobs", "1"], "", {}),
-        "this checkout, --jobs 1, no disk cache": (ROOT / "src", ["--jobs", "1"], "", no_cache),
         "this checkout, --interval delta": (ROOT / "src", ["--interval", "delta"], "", {}),
         "this checkout, --method pooled --k 1,100,1000": (ROOT / "src", POOLED, "", {}),
     }
-    if args.serial_build:
-        serial = {"PASSMIX_BUILD_WORKERS": "0"}
-        variants["C modules built one by one (PASSMIX_BUILD_WORKERS=0)"] = (
-            ROOT / "src", [], "", serial)
-        variants["C modules built one by one, --method mixture"] = (
-            ROOT / "src", ["--method", "mixture"], "", serial)
-    if args.numba:
-        numba = {"PASSMIX_BACKEND": "numba"}
-        variants["numba backend"] = (ROOT / "src", [], "", numba)
-        variants["numba backend, --method mixture"] = (ROOT / "src", ["--method", "mixture"], "",
-                                                       numba)
-    if args.no_cxx:
-        variants["this checkout, cxx= (no C)"] = (ROOT / "src", [], "cxx=", {})
+    if args.c:
+        c = {"PASSMIX_BACKEND": "c"}
+        variants["C backend"] = (ROOT / "src", [], "", c)
+        variants["C backend, --method mixture"] = (ROOT / "src", ["--method", "mixture"], "", c)
     worktree = None
     if args.baseline:
         worktree = Path(tempfile.mkdtemp(prefix="passmix-baseline-")) / "tree"
@@ -153,7 +127,7 @@ def main() -> None:
         ours = import_time("import passmix")
         pooled, mix = "this checkout (default: pooled)", "this checkout, --method mixture"
         print()
-        print(f"{'issue 22 ratio':<62} {'value':>6} {'target':>7}")
+        print(f"{'ratio':<62} {'value':>6} {'target':>7}")
         for label, value, target in [
                 ("cold / warm, passmix estimate --example (pooled)",
                  cold[pooled] / median[pooled], 3.0),

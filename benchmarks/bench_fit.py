@@ -10,14 +10,8 @@ with ``optimizer="find_MAP"`` (PyMC's own optimiser from every start); and, as
 a baseline measured in the same run, one call of ``pymc.find_MAP`` on the
 H = 1 model (it compiles its objective on every call).
 
-``--cold`` also prints, for each backend (``PASSMIX_BACKEND=c``, with the C
-modules built in parallel and, ``PASSMIX_BUILD_WORKERS=0``, one by one; and
-``numba``), in fresh processes with fresh caches (PyTensor's
-``base_compiledir``, ``NUMBA_CACHE_DIR`` and ``HOME`` in new temporary
-folders): the mixture objective's build and compile, its first call (numba
-compiles there) and its steady call; the first pooled fit of the bundled
-example; each in an empty cache and again once the cache is filled (the
-third process: PyTensor's numba backend fills its cache over two).
+Each backend's compile, first and steady call, cold and warm:
+``benchmarks/bench_backends.py``.
 """
 
 from __future__ import annotations
@@ -26,12 +20,11 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import warnings
 
 import numpy as np
-from bench_cli import fresh_caches  # one definition of "fresh caches" for both benchmarks
+from bench_backends import fresh_caches  # one definition of "fresh caches"
 
 FIRST_CALL = """
 import time, warnings
@@ -47,50 +40,6 @@ print(t1 - t0, t2 - t1)
 """
 
 
-BACKEND_PROBE = """
-import time, warnings
-warnings.filterwarnings("ignore")
-import numpy as np
-t0 = time.perf_counter()
-from passmix.models.mixture.graph import get_objective
-obj = get_objective(4)
-t1 = time.perf_counter()
-rng = np.random.default_rng(0)
-m = np.full(40, 10); y = rng.binomial(10, rng.beta(1, 2, 40))
-obj.set_data(y, m, np.ones(40))
-z = np.zeros(11)
-obj.logp_dlogp(z)
-t2 = time.perf_counter()
-for _ in range(2000):
-    obj.logp_dlogp(z)
-t3 = time.perf_counter()
-import passmix
-from passmix.examples import example_path
-passmix.fit_pooled(example_path(), system="model", seed=0)
-t4 = time.perf_counter()
-print(t1 - t0, t2 - t1, (t3 - t2) / 2000 * 1e6, t4 - t3)
-"""
-
-
-def backend_rows() -> list[tuple[str, str]]:
-    """Compile, first and steady call of the mixture objective, and a pooled fit, per backend
-    (C with its modules built in parallel, the default; C one by one, as PyTensor builds
-    them alone; numba)."""
-    rows = []
-    for backend, workers in (("c", ""), ("c, one by one", "0"), ("numba", "")):
-        env = dict(os.environ, PASSMIX_BACKEND=backend.split(",")[0], **fresh_caches())
-        if workers:
-            env["PASSMIX_BUILD_WORKERS"] = workers
-        for run in ("empty cache", "2nd process", "3rd process"):
-            out = subprocess.run([sys.executable, "-c", BACKEND_PROBE], env=env,
-                                 capture_output=True, text=True, check=True).stdout.split()
-            build, first, steady, pooled = map(float, out)
-            rows.append((f"backend {backend}, {run}: objective build+compile; first call; "
-                         "steady call; first pooled fit",
-                         f"{build:.2f} s; {first:.2f} s; {steady:.1f} us; {pooled:.2f} s"))
-    return rows
-
-
 def simulate(rng, j, m):
     comp = rng.choice(2, size=j, p=[0.6, 0.4])
     theta = rng.beta(np.array([1.0, 8.0])[comp], np.array([6.0, 2.0])[comp])
@@ -100,9 +49,7 @@ def simulate(rng, j, m):
 
 
 def first_call(cold: bool) -> tuple[float, float]:
-    env = dict(os.environ)
-    if cold:
-        env["PYTENSOR_FLAGS"] = f"compiledir={tempfile.mkdtemp(prefix='ptcold')}"
+    env = dict(os.environ, **(fresh_caches() if cold else {}))
     out = subprocess.run([sys.executable, "-c", FIRST_CALL], env=env, capture_output=True,
                          text=True, check=True).stdout.split()
     return float(out[0]), float(out[1])
@@ -117,7 +64,7 @@ def find_map_baseline(counts) -> float:
     flat = get_sampling_model(1, "flat")
     flat.set_data(*counts.pairs())
     t = time.perf_counter()
-    pm.find_MAP(model=flat.model, progressbar=False)
+    pm.find_MAP(model=flat.model, progressbar=False, jitter=False, return_inferencedata=True)
     return time.perf_counter() - t
 
 
@@ -137,8 +84,6 @@ def main() -> None:
         cold_import, cold_first = first_call(cold=True)
         rows.append(("first call, empty compile cache (import; fit)",
                      f"{cold_import:.2f} s; {cold_first:.2f} s"))
-    if args.cold:
-        rows.extend(backend_rows())
     rng = np.random.default_rng(1)
     medians = {}
     for j, m in [(30, 5), (3600, 5), (3600, 80)]:

@@ -1,7 +1,7 @@
 """Wall time of NUTS on the Beta mixture (passmix.bayes.sample.sample).
 
 Run:  python benchmarks/bench_sample.py [--repeats 3] [--draws 1000] [--chains 4]
-                                        [--backends c numba]
+                                        [--backends numba c]
 
 Prints a table: for H = 1 on J = 30 and J = 3600 tasks (m = 5), and H = 2
 on J = 3600 (m = 10), the wall time of ``passmix.bayes.sample.sample`` with
@@ -42,7 +42,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--chains", type=int, default=4)
-    parser.add_argument("--backends", nargs="+", default=["c"], choices=["c", "numba"])
+    parser.add_argument("--backends", nargs="+", default=["numba"], choices=["numba", "c"])
     args = parser.parse_args()
 
     import passmix
@@ -53,7 +53,7 @@ def main() -> None:
     cases = [(1, 30, 5), (1, 3600, 5), (2, 3600, 10)]
     rows = []
     for sampler, backend in samplers:
-        os.environ["PASSMIX_BACKEND"] = backend or "c"
+        os.environ["PASSMIX_BACKEND"] = backend or "numba"
         for h, j, m in cases:
             counts = simulate(np.random.default_rng(0), j, m, h)
             with warnings.catch_warnings():

@@ -20,7 +20,6 @@ import types
 from pathlib import Path
 
 import passmix
-from passmix._deprecated import MOVED
 
 HERE = Path(__file__).resolve().parent
 
@@ -52,8 +51,8 @@ _NOTEBOOKS.mkdir()
 for _path in sorted((HERE.parent / "notebooks").glob("*.ipynb")):
     shutil.copy2(_path, _NOTEBOOKS / _path.name)
 
-# `import passmix.readers` would find the deprecated shim package (it warns): the page is
-# of the module the attribute passmix.readers is
+# passmix.readers is an attribute bound to passmix.data.readers, not a module of its own:
+# the page is of the module the attribute is
 sys.modules["passmix.readers"] = importlib.import_module("passmix.data.readers")
 
 #: modules documented beside the public packages' names (their own __all__)
@@ -61,10 +60,9 @@ EXTRA_MODULES = ["passmix.integrations.inspect_ai"]
 
 
 def public_namespaces() -> list[str]:
-    """passmix and every public subpackage (no ``_`` in the path, not a moved shim)."""
+    """passmix and every public subpackage (no ``_`` in the path)."""
     return ["passmix"] + [m.name for m in pkgutil.walk_packages(passmix.__path__, "passmix.")
-                          if m.ispkg and m.name not in MOVED
-                          and not any(p.startswith("_") for p in m.name.split("."))]
+                          if m.ispkg and not any(p.startswith("_") for p in m.name.split("."))]
 
 
 # aliases: public names bound to another module (passmix.readers); shadowed: names that

@@ -5,12 +5,13 @@ import arviz as az
 import mpmath as mp
 import numpy as np
 import pandas as pd
+import xarray as xr
 import pytest
 from numpy.testing import assert_allclose
 
 import passmix
 from passmix.data.panel import Panel
-from passmix.bayes.pooled import PooledPosterior, point_metric, pooled_fit, sample_pooled
+from passmix.bayes.pooled import point_metric, pooled_fit, sample_pooled
 
 from conftest import simulate_panel
 
@@ -59,7 +60,7 @@ def test_posterior_agrees_with_the_fit_where_the_data_are_many():
     post = sample_pooled(Panel(y, m), draws=400, tune=400, chains=2, seed=0,
                          grid=np.linspace(-12, 14, 53))
     fit = pooled_fit(post)
-    assert isinstance(post, az.InferenceData) and isinstance(fit, passmix.PooledFit)
+    assert isinstance(post, xr.DataTree) and isinstance(fit, passmix.PooledFit)
     diag = passmix.bayes.diagnose(post)
     assert (diag["r_hat"] < 1.05).all()
     assert (diag["ess_bulk"] > 100).all()
@@ -141,22 +142,22 @@ def pinned():
                  for name in block_names(fit.family, fit.slope) if np.size(blocks.get(name, ()))}
     posterior["abilities"] = np.broadcast_to(fit.abilities, (chains, draws, 3))
     # as PyMC records them, with its own constant_data (the model's data containers)
-    idata = az.from_dict(posterior=posterior, sample_stats={
+    idata = az.from_dict({"posterior": posterior, "sample_stats": {
         "diverging": np.zeros((chains, draws), dtype=bool)},
-        constant_data={"pair_y": np.arange(3.0), "grid": np.zeros(2)})
+        "constant_data": {"pair_y": np.arange(3.0), "grid": np.zeros(2)}})
     return _record(idata, fit, seed=3, check=False), fit
 
 
-def test_pooled_draws_are_inference_data_read_by_the_shared_functions(pinned, tmp_path):
+def test_pooled_draws_are_a_datatree_read_by_the_shared_functions(pinned, tmp_path):
     post, fit = pinned
-    assert isinstance(post, az.InferenceData) and isinstance(post, PooledPosterior)
+    assert isinstance(post, xr.DataTree)
     k = [1, 10, 100]
     draws = passmix.posterior_metrics(post, k, metric="pass@k")
     assert draws.dims == ("chain", "draw", "system", "k") and draws.shape == (2, 150, 3, 3)
     # at the MLE, only the tasks' success probabilities are drawn: the draws' mean is the
     # fit's estimate (Monte Carlo error ~ 1 / sqrt(300 draws x 60 tasks))
     assert_allclose(draws.mean(("chain", "draw")).values,
-                    fit.metric("pass@k", k, as_frame=False), atol=0.01)
+                    fit.metric("pass@k", k), atol=0.01)
     ci = passmix.credible_interval(post, "pass@k", k)
     assert ci.lower.shape == (3, 3) and np.all(ci.lower <= ci.upper)
     one = passmix.credible_interval(post, "pass@k", 10)
@@ -176,8 +177,8 @@ def test_pooled_draws_are_inference_data_read_by_the_shared_functions(pinned, tm
     path = tmp_path / "post.nc"
     post.to_netcdf(str(path))
     back = az.from_netcdf(str(path))
-    assert_allclose(pooled_fit(back).metric("pass^k", k, as_frame=False),
-                    fit.metric("pass^k", k, as_frame=False), rtol=1e-12)
+    assert_allclose(pooled_fit(back).metric("pass^k", k),
+                    fit.metric("pass^k", k), rtol=1e-12)
     assert_allclose(passmix.posterior_metrics(back, [7], metric="auc@k").values,
                     passmix.posterior_metrics(post, [7], metric="auc@k").values, rtol=1e-12)
     with pytest.raises(TypeError, match="PooledFit"):
@@ -196,21 +197,7 @@ def test_labels_that_collide_as_strings_are_an_error(pinned):
     clash = passmix.PooledFit.from_parameters(panel, fit.family, fit.grid, fit.params,
                                               concentration=fit.concentration)
     with pytest.raises(ValueError, match="distinct as strings"):
-        _record(az.from_dict(posterior={"ability": np.zeros((1, 2, 3))}), clash, 0, False)
-
-
-def test_the_former_methods_warn_and_agree(pinned):
-    post, fit = pinned
-    with pytest.warns(DeprecationWarning, match="credible_interval"):
-        old = post.interval("pass@k", [1, 10])
-    ci = passmix.credible_interval(post, "pass@k", [1, 10])
-    assert_allclose(old["lower"].to_numpy(), ci.lower.ravel())
-    with pytest.warns(DeprecationWarning, match="pooled_fit"):
-        assert post.fit.systems.tolist() == ["a", "b", "c"]
-    with pytest.warns(DeprecationWarning, match="compare_intervals"):
-        assert len(post.summary(k=[1, 10])) == 18
-    with pytest.warns(DeprecationWarning, match="posterior_metrics"):
-        assert post.metric_draws("pass^k", [10]).shape == (300, 3)
+        _record(az.from_dict({"posterior": {"ability": np.zeros((1, 2, 3))}}), clash, 0, False)
 
 
 def test_a_pooled_posterior_plots_one_system(pinned):

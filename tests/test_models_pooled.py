@@ -274,7 +274,7 @@ class TestRecovery:
         panel, a, kappa, d, p = simulated
         fit = fit_pooled(panel, family="normal", seed=0)
         k = np.array([1, 10, 100])
-        values = fit.metric("pass@k", k, as_frame=False)
+        values = fit.metric("pass@k", k)
         truth = np.stack([np.mean(1 - (1 - p) ** kk, axis=1) for kk in k], axis=1)
         # 400 tasks: the sampling error of a benchmark-level Pass@k is a few points
         assert_allclose(values, truth, atol=0.05)
@@ -283,20 +283,17 @@ class TestRecovery:
         panel, *_ = simulated
         fit = fit_pooled(panel, family="normal", seed=0)
         k = [1, 10, 100]
-        values = fit.metric("pass^k", k, as_frame=False)
+        values = fit.metric("pass^k", k)
         assert values.shape == (panel.shape[0], 3)
         for i in range(panel.shape[0]):
             assert_allclose(values[i], fit.system(panel.systems[i]).metric("pass^k", k),
                             rtol=1e-12)
-        one = fit.metric("pass^k", 10, as_frame=False)
+        one = fit.metric("pass^k", 10)
         assert one.shape == (panel.shape[0],)
         assert_allclose(one, values[:, 1], rtol=0)
         table = fit.metric_table("pass^k", k)
         assert list(table.columns) == k and list(table.index) == list(panel.systems)
         assert_allclose(table.to_numpy(), values, rtol=0)
-        with pytest.warns(FutureWarning, match="as_frame=False"):
-            old = fit.metric("pass^k", k)
-        pd.testing.assert_frame_equal(old, table)
 
     def test_grid_family_finds_a_two_point_distribution(self):
         rng = np.random.default_rng(5)
@@ -422,6 +419,17 @@ class TestGridEM:
         a_joint = joint.params[:N_SYS] - joint.params[:N_SYS].mean()
         a_em = profiled.params[:N_SYS] - profiled.params[:N_SYS].mean()
         assert_allclose(a_em, a_joint, atol=0.05)
+
+
+def test_no_seed_is_seed_zero():
+    """The default (None) is 0, as in compare and rank: the same fit in every process."""
+    rng = np.random.default_rng(3)
+    y, m, _ = simulate_panel(rng, np.array([-1.0, 0.0, 1.0]), [10.0] * 3,
+                             rng.normal(0.5, 1.5, 40), 6)
+    panel = Panel(y, m)
+    zero = fit_pooled(panel, seed=0)
+    for other in (fit_pooled(panel), fit_pooled(panel, seed=None)):
+        np.testing.assert_array_equal(other.params, zero.params)
 
 
 class TestMetrics:
@@ -1033,31 +1041,6 @@ def test_interval_coverage_by_simulation(kappa):
         assert 0.90 <= rate <= 0.99, (metric, rate)
 
 
-def test_a_new_process_loads_the_compiled_objective_without_pymc():
-    """The pooled objectives are kept on disk like the mixture's: same optimum, no PyMC."""
-    import os
-    import subprocess
-    import sys
-
-    from passmix._pytensor import CACHE_ENV
-    from passmix.examples import example_path
-
-    if os.environ.get(CACHE_ENV, "1").strip() == "0":
-        pytest.skip(f"{CACHE_ENV}=0 in this environment")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        here = fit_pooled(example_path(), system="model", seed=0)  # writes what is absent
-    code = ("import sys, warnings, passmix\n"
-            "from passmix.examples import example_path\n"
-            "warnings.simplefilter('ignore')\n"
-            "f = passmix.fit_pooled(example_path(), system='model', seed=0)\n"
-            "print(repr(f.loglik), f.family, 'pymc' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, timeout=600).stdout.split()
-    assert out[2] == "False"
-    assert (float(out[0]), out[1]) == (pytest.approx(here.loglik, abs=1e-9), here.family)
-
-
 # -- profile-likelihood intervals ------------------------------------------------------
 def _brute_model(y, m, grid):
     """An independent pooled likelihood and Pass@k (scipy's beta-binomial), shared
@@ -1397,8 +1380,8 @@ class TestDifference:
         assert_allclose(estimate, want_c - want_a, rtol=1e-9, atol=1e-12)
         # over every task (b and c ran all) it is the two systems' own metrics
         full, _, _ = ragged.difference("b", "c", metric, k)
-        assert_allclose(full, ragged.metric(metric, k, as_frame=False)[2]
-                        - ragged.metric(metric, k, as_frame=False)[1], rtol=1e-9, atol=1e-12)
+        assert_allclose(full, ragged.metric(metric, k)[2]
+                        - ragged.metric(metric, k)[1], rtol=1e-9, atol=1e-12)
 
     def test_gradient_by_differences_on_shared_tasks(self, ragged):
         k = np.array([1, 30])
@@ -1460,7 +1443,7 @@ class TestDifference:
         fit = replace(ragged, robust=False, _cache={})
         every = np.ones(30, dtype=bool)
         values, cov = fit.metric_covariance("pass@k", 20)
-        assert_allclose(values, fit.metric("pass@k", 20, as_frame=False), rtol=1e-12)
+        assert_allclose(values, fit.metric("pass@k", 20), rtol=1e-12)
         for a, b in ((0, 1), (0, 2), (1, 2)):
             estimate, var, _ = fit.difference(fit.systems[a], fit.systems[b], "pass@k", 20,
                                               tasks=every)

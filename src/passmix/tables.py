@@ -18,6 +18,7 @@ import math
 import multiprocessing
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -339,7 +340,7 @@ def _map_groups(work, groups: Mapping[tuple, Counts], jobs: int
 
     With ``jobs != 1`` the groups after the first run in forked worker
     processes (Linux only: forking is unsafe on macOS, unavailable on
-    Windows; elsewhere they run here). The first runs here, so the workers
+    Windows; elsewhere, and where another Python thread runs, they run here). The first runs here, so the workers
     inherit whatever it compiled (the mixture's objective, once per
     process) instead of each compiling its own, and `work` itself (with any
     joint fits it holds) is inherited, not sent with every group.
@@ -347,14 +348,22 @@ def _map_groups(work, groups: Mapping[tuple, Counts], jobs: int
     global _FORKED_WORK
     items = list(groups.items())
     n_workers = min(_worker_count(jobs), len(items) - 1)
-    if n_workers < 2 or not sys.platform.startswith("linux"):
+    # a Python thread (a notebook kernel's, say) may hold a lock a forked child would wait on
+    if n_workers < 2 or not sys.platform.startswith("linux") or threading.active_count() > 1:
         for item in items:
             yield item[0], work(item)
         return
     yield items[0][0], work(items[0])
     _FORKED_WORK = work
     try:
-        with multiprocessing.get_context("fork").Pool(n_workers) as pool:
+        with warnings.catch_warnings():
+            # Python 3.12 warns of fork in any process with threads; this one runs no Python
+            # thread but the main one, and its native ones (BLAS pools, jemalloc's background
+            # thread) take care of a fork themselves (pthread_atfork)
+            warnings.filterwarnings("ignore", r".*multi-threaded, use of fork\(\)",
+                                    DeprecationWarning)
+            pool = multiprocessing.get_context("fork").Pool(n_workers)
+        with pool:
             for item, done in zip(items[1:], pool.imap(_forked, items[1:])):
                 yield item[0], done
     finally:

@@ -8,7 +8,7 @@
 * :mod:`~passmix.bayes.checks`: diagnostics of either (:func:`diagnose`,
   :func:`check_diagnostics`) and the mixture's :func:`ppc_pvalue`.
 
-Both samplers return ``arviz.InferenceData``; the pooled draws have a
+Both samplers return ``xarray.DataTree``; the pooled draws have a
 ``system`` dimension.
 """
 
@@ -16,7 +16,7 @@ from .._lazy import attach
 
 __getattr__, __dir__, __all__ = attach(__name__, {
     ".sample": ["sample"],
-    ".pooled": ["PooledPosterior", "pooled_fit", "sample_pooled"],
+    ".pooled": ["pooled_fit", "sample_pooled"],
     ".stats": ["compare_intervals", "credible_interval", "posterior_metrics",
                "posterior_summary"],
     ".checks": ["check_diagnostics", "diagnose", "ppc_pvalue"],

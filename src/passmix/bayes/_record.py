@@ -1,14 +1,30 @@
-"""What passmix records in the InferenceData of its draws, shared by both models' modules."""
+"""What passmix records in the DataTree of its draws, shared by both models' modules."""
 
 from __future__ import annotations
 
-__all__ = ["METRIC_VARS", "POOLED", "is_pooled", "system_label"]
+import xarray as xr
+
+__all__ = ["METRIC_VARS", "POOLED", "has_group", "is_pooled", "system_label"]
 
 #: Variable names of the metric draws in the posterior group, by canonical metric.
 METRIC_VARS = {"pass@k": "pass_at_k", "pass^k": "pass_hat_k", "auc@k": "auc_at_k"}
 
 #: ``posterior.attrs["passmix_model"]`` of the pooled model's draws.
 POOLED = "pooled"
+
+
+def has_group(idata, name: str) -> bool:
+    """Whether `idata` is an ``xarray.DataTree`` with the group `name` (``posterior``, ...).
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from passmix.bayes._record import has_group
+    >>> tree = xr.DataTree.from_dict({"posterior": xr.Dataset({"x": ("draw", np.ones(3))})})
+    >>> has_group(tree, "posterior"), has_group(tree, "sample_stats"), has_group({}, "posterior")
+    (True, False, False)
+    """
+    return isinstance(idata, xr.DataTree) and name in idata.children
 
 
 def is_pooled(idata) -> bool:
@@ -20,8 +36,7 @@ def is_pooled(idata) -> bool:
     >>> is_pooled(object())
     False
     """
-    posterior = getattr(idata, "posterior", None) if hasattr(idata, "groups") else None
-    return posterior is not None and posterior.attrs.get("passmix_model") == POOLED
+    return has_group(idata, "posterior") and idata["posterior"].attrs.get("passmix_model") == POOLED
 
 
 def system_label(label) -> str:

@@ -5,7 +5,7 @@ an improper flat posterior and the mixture's posterior predictive check.
 posterior variables); :func:`check_diagnostics` turns them into problems
 named one by one (and warns); :func:`ppc_pvalue` is the mixture's
 posterior predictive p-value of the count histogram. Each takes the
-InferenceData of :func:`passmix.sample` (the Beta mixture) or of
+DataTree of :func:`passmix.sample` (the Beta mixture) or of
 :func:`passmix.sample_pooled` (the pooled model).
 """
 
@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._validation import PosteriorWarning
 from ..models.mixture.parameters import PARAMETER_BOUNDS
-from ._record import METRIC_VARS, is_pooled, system_label
+from ._record import METRIC_VARS, has_group, is_pooled, system_label
 
 __all__ = ["FREE_VARS", "check_diagnostics", "check_idata", "diagnose", "free_variables",
            "ppc_pvalue"]
@@ -45,13 +45,13 @@ def check_idata(idata) -> None:
     >>> check_idata(None)
     Traceback (most recent call last):
     ...
-    TypeError: idata must be the InferenceData returned by passmix.sample (a posterior group with weights, alpha and beta) or by passmix.sample_pooled.
+    TypeError: idata must be the DataTree returned by passmix.sample (a posterior group with weights, alpha and beta) or by passmix.sample_pooled.
     """
     if is_pooled(idata):
         return
-    posterior = getattr(idata, "posterior", None) if hasattr(idata, "groups") else None
-    if posterior is None or not {"weights", "alpha", "beta"} <= set(posterior.data_vars):
-        raise TypeError("idata must be the InferenceData returned by passmix.sample (a posterior "
+    if not has_group(idata, "posterior") or not {"weights", "alpha", "beta"} <= set(
+            idata["posterior"].data_vars):
+        raise TypeError("idata must be the DataTree returned by passmix.sample (a posterior "
                         "group with weights, alpha and beta) or by passmix.sample_pooled.")
 
 
@@ -80,7 +80,7 @@ def ppc_pvalue(idata) -> float:
 
     Parameters
     ----------
-    idata : arviz.InferenceData
+    idata : xarray.DataTree
         From :func:`passmix.sample`.
 
     Returns
@@ -93,7 +93,7 @@ def ppc_pvalue(idata) -> float:
         For the pooled model's draws, which have no predictive histogram.
     """
     check_idata(idata)
-    if "posterior_predictive" not in idata.groups():
+    if not has_group(idata, "posterior_predictive"):
         raise ValueError("idata has no posterior predictive count histogram: the check is the "
                          "Beta mixture's (passmix.sample), not the pooled model's.")
     pp = idata.posterior_predictive
@@ -112,7 +112,7 @@ def diagnose(idata, var_names=None) -> pd.DataFrame:
 
     Parameters
     ----------
-    idata : arviz.InferenceData
+    idata : xarray.DataTree
         From :func:`passmix.sample` or :func:`passmix.sample_pooled`.
     var_names : list of str, optional
         Posterior variables; default the sampled coordinates (:func:`free_variables`).
@@ -159,7 +159,7 @@ def diagnose(idata, var_names=None) -> pd.DataFrame:
                                "ess_tail": tail.ravel()[i], "min_draw": flat[:, i].min(),
                                "max_draw": flat[:, i].max()}
     table = pd.DataFrame.from_dict(rows, orient="index")
-    stats = getattr(idata, "sample_stats", None)
+    stats = idata["sample_stats"] if has_group(idata, "sample_stats") else None
     div = int(stats["diverging"].sum()) if stats is not None and "diverging" in stats else 0
     table.attrs["divergences"] = div
     table.attrs["n_draws"] = int(posterior.sizes["chain"] * posterior.sizes["draw"])
@@ -199,7 +199,7 @@ def check_diagnostics(idata, *, r_hat_max: float = _R_HAT_MAX, ess_min: float | 
 
     Parameters
     ----------
-    idata : arviz.InferenceData
+    idata : xarray.DataTree
         From :func:`passmix.sample` or :func:`passmix.sample_pooled`.
     r_hat_max : float, default 1.01
         Largest acceptable rank-normalised split r_hat (Vehtari et al. 2021).
@@ -247,7 +247,7 @@ def check_diagnostics(idata, *, r_hat_max: float = _R_HAT_MAX, ess_min: float | 
         problems.append(f"{div} divergent transitions of {coords.attrs['n_draws']} draws after "
                         "warm-up: the sampler missed part of the posterior (raise "
                         "target_accept; with many, the model is too flexible for the data)")
-    if "posterior_predictive" in idata.groups():
+    if has_group(idata, "posterior_predictive"):
         p = ppc_pvalue(idata)
         if p < ppc_alpha:
             problems.append(f"posterior predictive check of the count histogram: p = {p:.3g} "

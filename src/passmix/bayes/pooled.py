@@ -11,7 +11,7 @@ fit chose by its criterion). The grid family is not sampled: its weights are the
 nonparametric maximum-likelihood mixing distribution, a point estimate with
 no natural prior, and 141 weight logits make a poor sampling target.
 
-:func:`sample_pooled` returns ``arviz.InferenceData``, as
+:func:`sample_pooled` returns ``xarray.DataTree``, as
 :func:`passmix.sample` does for the mixture, and the same functions read
 both (:mod:`passmix.bayes.sample`: :func:`~passmix.bayes.sample.posterior_metrics`,
 :func:`~passmix.bayes.sample.credible_interval`,
@@ -19,7 +19,7 @@ both (:mod:`passmix.bayes.sample`: :func:`~passmix.bayes.sample.posterior_metric
 :func:`~passmix.bayes.sample.compare_intervals`,
 :func:`~passmix.bayes.sample.diagnose`,
 :func:`~passmix.bayes.sample.check_diagnostics`); the pooled draws carry a
-``system`` dimension. The InferenceData holds what the metrics need: the
+``system`` dimension. The DataTree holds what the metrics need: the
 counts, the grid and the maximum-likelihood fit's coordinates
 (``constant_data``), and the model's structure (``posterior.attrs``), so it
 can be saved and read back.
@@ -39,8 +39,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
-from .._cbuild import parallel_c_build
-from .._pytensor import import_arviz, import_pymc, sampler_compile_kwargs
+from .._pytensor import import_pymc, sampler_compile_kwargs
 from .._defaults import SUMMARY_K
 from .._validation import check_k, check_level, check_metric, check_seed, check_whole
 from ..data.panel import Panel, as_panel
@@ -52,9 +51,7 @@ from ..models.pooled.result import PooledFit
 from ._record import METRIC_VARS, POOLED, is_pooled, system_label
 from .checks import check_diagnostics
 
-az = import_arviz()
-
-__all__ = ["PooledPosterior", "pair_difference_draws", "pooled_fit", "pooled_metric_draws",
+__all__ = ["pair_difference_draws", "pooled_fit", "pooled_metric_draws",
            "posterior_draws", "sample_pooled"]
 
 
@@ -101,13 +98,10 @@ def pooled_fit(idata) -> PooledFit:
     >>> pooled_fit(object())
     Traceback (most recent call last):
     ...
-    TypeError: idata must be the InferenceData returned by passmix.sample_pooled.
+    TypeError: idata must be the DataTree returned by passmix.sample_pooled.
     """
     if not is_pooled(idata):
-        raise TypeError("idata must be the InferenceData returned by passmix.sample_pooled.")
-    cached = getattr(idata, "_passmix_fit", None)
-    if cached is not None:
-        return cached
+        raise TypeError("idata must be the DataTree returned by passmix.sample_pooled.")
     attrs, data = idata.posterior.attrs, idata.constant_data
     systems = list(data["system"].values)
     panel = Panel(data["successes"].values, data["trials"].values, systems=systems)
@@ -203,96 +197,6 @@ def pooled_metric_draws(idata, metrics, k_arr: np.ndarray) -> dict[str, xr.DataA
             for m, v in values.items()}
 
 
-class PooledPosterior(az.InferenceData):
-    """The draws of :func:`sample_pooled`: ``arviz.InferenceData``, read by the same
-    functions as the mixture's (:mod:`passmix.bayes.sample`).
-
-    The methods below are this class's former interface, kept for one release;
-    each warns (DeprecationWarning) and names its replacement.
-    """
-
-    @classmethod
-    def _from(cls, idata, fit: PooledFit) -> PooledPosterior:
-        out = cls(attrs=idata.attrs, **{g: idata[g] for g in idata.groups()})
-        out._passmix_fit = fit
-        return out
-
-    def _moved(self, old: str, new: str) -> None:
-        warnings.warn(f"PooledPosterior.{old} is deprecated and goes in the next release: "
-                      f"{new}.", DeprecationWarning, stacklevel=3)
-
-    @property
-    def idata(self) -> PooledPosterior:
-        """Deprecated: the result is the InferenceData itself."""
-        self._moved("idata", "the result of sample_pooled is the InferenceData itself")
-        return self
-
-    @property
-    def fit(self) -> PooledFit:
-        """Deprecated: :func:`pooled_fit` (the maximum-likelihood fit the chains started from)."""
-        self._moved("fit", "use passmix.bayes.pooled.pooled_fit(post)")
-        return pooled_fit(self)
-
-    @property
-    def seed(self) -> int | None:
-        """Deprecated: the seed of the tasks' draws, ``posterior.attrs["passmix_metric_seed"]``."""
-        self._moved("seed", 'read post.posterior.attrs["passmix_metric_seed"]')
-        return _metric_seed(self)
-
-    def coordinates(self) -> np.ndarray:
-        """Deprecated: every draw's free coordinates, (draws, coordinates)."""
-        self._moved("coordinates()", "read the coordinates from post.posterior")
-        return _coordinates(self, pooled_fit(self))
-
-    def metric_draws(self, metric: str, k) -> pd.DataFrame:
-        """Deprecated: :func:`passmix.posterior_metrics` (dims chain, draw, system, k)."""
-        self._moved("metric_draws()", "use passmix.posterior_metrics(post, k, metric=...)")
-        draws = posterior_draws(self, check_metric(metric), check_k(k)[0])
-        values = draws.transpose("chain", "draw", "system", "k").values
-        columns = pd.MultiIndex.from_product(
-            [list(draws["system"].values), draws["k"].values.tolist()], names=["system", "k"])
-        return pd.DataFrame(values.reshape(-1, values.shape[2] * values.shape[3]),
-                            columns=columns)
-
-    def interval(self, metric: str, k, level: float = 0.95) -> pd.DataFrame:
-        """Deprecated: :func:`passmix.credible_interval`."""
-        self._moved("interval()", "use passmix.credible_interval(post, metric, k, level)")
-        draws = posterior_draws(self, check_metric(metric), check_k(k)[0])
-        level = check_level(level)
-        flat = draws.transpose("chain", "draw", "system", "k").values
-        flat = flat.reshape(-1, flat.shape[2] * flat.shape[3])
-        lo, hi = np.quantile(flat, [(1 - level) / 2, (1 + level) / 2], axis=0)
-        systems, ks = np.meshgrid(draws["system"].values, draws["k"].values, indexing="ij")
-        return pd.DataFrame({"system": systems.ravel(), "k": ks.ravel().astype("int64"),
-                             "mean": flat.mean(axis=0), "lower": lo, "upper": hi})
-
-    def summary(self, k=SUMMARY_K, level: float = 0.95) -> pd.DataFrame:
-        """Deprecated: :func:`passmix.compare_intervals` (with the fit's delta intervals)."""
-        self._moved("summary()", "use passmix.compare_intervals(fit, post, k, level)")
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            parts = []
-            for metric in ("pass@k", "pass^k", "auc@k"):
-                table = self.interval(metric, k, level)
-                delta = pooled_fit(self).delta(metric, check_k(k)[0], level)
-                table.insert(1, "metric", metric)
-                table["estimate"] = delta["estimate"].to_numpy()
-                table["delta_lower"] = delta["lower"].to_numpy()
-                table["delta_upper"] = delta["upper"].to_numpy()
-                parts.append(table)
-        return pd.concat(parts, ignore_index=True)
-
-    def diagnose(self) -> pd.DataFrame:
-        """Deprecated: :func:`passmix.bayes.diagnose`."""
-        self._moved("diagnose()", "use passmix.bayes.diagnose(post)")
-        import arviz
-
-        fit = pooled_fit(self)
-        names = ["abilities"] + [n for n in block_names(fit.family, fit.slope)[1:]
-                                 if n in self.posterior and self.posterior[n].size]
-        return arviz.summary(self, var_names=names, kind="all")
-
-
 def posterior_draws(idata, metric: str, k_arr: np.ndarray) -> xr.DataArray:
     """One metric's draws: stored ones where `idata` has every horizon, else computed."""
     name = METRIC_VARS[metric]
@@ -307,7 +211,7 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
                   slope: bool | str = False, grid=None, seed=None,
                   target_accept: float = 0.9,
                   cores: int | None = None, progressbar: bool = False, check: bool = True,
-                  **read_kwargs) -> PooledPosterior:
+                  **read_kwargs) -> xr.DataTree:
     """NUTS draws of the pooled model with weak priors (normal difficulty family).
 
     Parameters
@@ -342,7 +246,7 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
     Returns
     -------
     PooledPosterior
-        An ``arviz.InferenceData``, read by the same functions as
+        An ``xarray.DataTree``, read by the same functions as
         :func:`passmix.sample`'s: ``posterior`` (the free coordinates;
         ``abilities``, ``concentrations``, ``grid_weights`` (and ``slopes``);
         ``pass_at_k``, ``pass_hat_k``, ``auc_at_k`` with dims ``system`` and
@@ -394,16 +298,15 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
         for name in ("ability", "log_slope"):
             if name in start:
                 start[name] = start[name] - start[name].mean()
-    with parallel_c_build():
-        idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
-                          random_seed=seed, model=model, initvals=starts,
-                          target_accept=target_accept, progressbar=progressbar,
-                          compute_convergence_checks=False,
-                          compile_kwargs=sampler_compile_kwargs())
+    idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
+                      random_seed=seed, model=model, initvals=starts,
+                      target_accept=target_accept, progressbar=progressbar,
+                      compute_convergence_checks=False,
+                      compile_kwargs=sampler_compile_kwargs())
     return _record(idata, fit, seed, check)
 
 
-def _record(idata, fit: PooledFit, seed: int | None, check: bool) -> PooledPosterior:
+def _record(idata: xr.DataTree, fit: PooledFit, seed: int | None, check: bool) -> xr.DataTree:
     """`idata` with what the metrics need (counts, grid, the fit's coordinates and structure),
     the metric draws at the default horizons, and the diagnostics' problems."""
     panel = fit.panel
@@ -418,20 +321,16 @@ def _record(idata, fit: PooledFit, seed: int | None, check: bool) -> PooledPoste
          "mle": ("coordinate", np.asarray(fit.params, dtype=float))},
         coords={"system": systems})
     # PyMC's own record of the model's data containers (its layout's pairs) gives way
-    if "constant_data" in idata.groups():
-        idata.constant_data = record
-    else:
-        idata.add_groups(constant_data=record)
+    idata["constant_data"] = record
     idata.posterior.attrs.update({
         "passmix_model": POOLED, "passmix_prior": "weak", "passmix_family": fit.family,
         "passmix_n_components": int(fit.n_components), "passmix_slope": int(fit.slope),
         "passmix_concentration": fit.concentration, "passmix_loglik": float(fit.loglik),
         "passmix_bic": float(fit.bic), "passmix_converged": int(fit.converged),
         "passmix_metric_seed": -1 if seed is None else int(seed)})
-    post = PooledPosterior._from(idata, fit)
     k_arr = np.asarray(SUMMARY_K)
-    for metric, draws in pooled_metric_draws(post, list(METRIC_VARS), k_arr).items():
-        post.posterior[METRIC_VARS[metric]] = draws
-    post.sample_stats.attrs["passmix_problems"] = check_diagnostics(post, warn=check,
-                                                                    stacklevel=4)
-    return post
+    for metric, draws in pooled_metric_draws(idata, list(METRIC_VARS), k_arr).items():
+        idata["posterior"][METRIC_VARS[metric]] = draws
+    idata["sample_stats"].attrs["passmix_problems"] = check_diagnostics(idata, warn=check,
+                                                                        stacklevel=4)
+    return idata

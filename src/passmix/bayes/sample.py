@@ -7,10 +7,10 @@ This module samples the posterior of *the same PyMC model* the
 maximum-likelihood fit maximises (:func:`passmix.models.mixture.graph.build_model`, same
 unconstrained coordinates, same ordered component means, same grouped
 ``(y, m)`` likelihood) with ``pymc.sample`` (or nutpie), and returns an ArviZ
-:class:`~arviz.InferenceData` so that the usual ArviZ diagnostics and plots
+:class:`~xarray.DataTree` so that the usual ArviZ diagnostics and plots
 apply.
 
-Data flow: :func:`sample` -> ``InferenceData`` (posterior with the metric
+Data flow: :func:`sample` -> ``DataTree`` (posterior with the metric
 draws, sample_stats, observed_data and posterior_predictive count
 histograms, constant_data with the ``(y, m)`` pairs) -> :func:`posterior_metrics`,
 :func:`credible_interval`, :func:`posterior_summary`,
@@ -45,14 +45,13 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import xarray as xr
 from scipy.special import logsumexp
 
 from .._special import log_beta_ratio, log_choose
-from .._cbuild import parallel_c_build
 from .._pytensor import import_pymc, sampler_compile_kwargs
 from .._defaults import POSTERIOR_K
 from .._validation import (DegenerateDataWarning, FitWarning, PosteriorWarning, check_k,
@@ -61,15 +60,12 @@ from ..models.mixture.fit import MixtureFit, fit
 from ..models.mixture.graph import get_sampling_model, pair_data
 from ..models.mixture.parameters import (PRIORS, WEAK_PRIOR, bounds, coordinate_blocks,
                                          n_free_parameters)
-from ._record import METRIC_VARS
+from ._record import METRIC_VARS, has_group
 # the statistics and checks over draws live in .stats and .checks (they read both models'
 # draws); their old names here stay
 from .checks import FREE_VARS, check_diagnostics, check_idata, diagnose, ppc_pvalue
 from .stats import (component_draws, compare_intervals, credible_interval, draws_interval,
                     metric_draws, posterior_metrics, posterior_summary)
-
-if TYPE_CHECKING:
-    import arviz as az
 
 __all__ = [
     "DEFAULT_K",
@@ -175,10 +171,9 @@ def _run_pymc(sm, draws, tune, chains, cores, seed, starts, target_accept, progr
     options = dict(init="adapt_diag", compute_convergence_checks=False, quiet=not progressbar,
                    target_accept=target_accept, compile_kwargs=sampler_compile_kwargs())
     options.update(kwargs)
-    with parallel_c_build():
-        return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
-                         progressbar=progressbar, model=sm.model,
-                         initvals=[_as_point(z, sm.n_components) for z in starts], **options)
+    return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
+                     progressbar=progressbar, model=sm.model,
+                     initvals=[_as_point(z, sm.n_components) for z in starts], **options)
 
 
 def _run_nutpie(sm, draws, tune, chains, cores, seed, starts, target_accept, progressbar,
@@ -208,7 +203,7 @@ def _run_nutpie(sm, draws, tune, chains, cores, seed, starts, target_accept, pro
 def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None = None,
            prior: str = "weak", seed=None, tune: int = 1000, target_accept: float = 0.9,
            cores: int | None = None, sampler: str = "pymc", k=DEFAULT_K,
-           progressbar: bool = False, check: bool = True, **kwargs) -> az.InferenceData:
+           progressbar: bool = False, check: bool = True, **kwargs) -> xr.DataTree:
     """Sample the posterior of the Beta mixture with NUTS.
 
     Parameters
@@ -253,7 +248,7 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
 
     Returns
     -------
-    arviz.InferenceData
+    xarray.DataTree
         Groups: ``posterior`` (the free coordinates; ``weights``, ``alpha``,
         ``beta`` with dim ``component``; ``pass_at_k``, ``pass_hat_k``,
         ``auc_at_k`` with dim ``k``), ``sample_stats``, ``observed_data``
@@ -341,9 +336,9 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
         "passmix_mle": [float(v) for v in mle],
     })
     _add_predictive(idata, y, m, weight, seed)
-    if "constant_data" not in idata.groups():
-        idata.add_groups(constant_data=xr.Dataset(
-            {name: ("pair", np.asarray(v)) for name, v in pairs.items()}))
+    if not has_group(idata, "constant_data"):
+        idata["constant_data"] = xr.Dataset(
+            {name: ("pair", np.asarray(v)) for name, v in pairs.items()})
     found = check_diagnostics(idata, warn=check, stacklevel=3)
     idata.sample_stats.attrs["passmix_problems"] = problems + found
     return idata
@@ -370,7 +365,7 @@ def _tidy(idata, h: int):
             start = 1 if new == "component" else 2
             da = da.assign_coords({new: np.arange(start, start + da.sizes[new])})
         out[var] = da
-    idata.posterior = out.transpose("chain", "draw", ...)
+    idata["posterior"] = out.transpose("chain", "draw", ...)
     return idata
 
 
@@ -425,4 +420,5 @@ def _add_predictive(idata, y, m, weight, seed) -> None:
         coords=coords)
     obs = xr.Dataset({"count_histogram": (("trials", "successes"), observed)},
                      coords={"trials": trials, "successes": coords["successes"]})
-    idata.add_groups(posterior_predictive=predictive, observed_data=obs)
+    idata["posterior_predictive"] = predictive
+    idata["observed_data"] = obs

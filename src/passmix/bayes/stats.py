@@ -1,6 +1,6 @@
 """Statistics over posterior draws, for either model: metrics, credible intervals, summaries.
 
-Each function takes the InferenceData of :func:`passmix.sample` (the Beta
+Each function takes the DataTree of :func:`passmix.sample` (the Beta
 mixture: draws with dims ``(chain, draw, k)``) or of
 :func:`passmix.sample_pooled` (the pooled model: ``(chain, draw, system,
 k)``, every system's metric on the tasks). The mixture's metrics come from
@@ -46,7 +46,7 @@ def posterior_metrics(idata, k=None, *, metric: str | None = None) -> xr.Dataset
 
     Parameters
     ----------
-    idata : arviz.InferenceData
+    idata : xarray.DataTree
         From :func:`passmix.sample` or :func:`passmix.sample_pooled`.
     k : int or array_like of int, optional
         Horizons; default those stored by the sampler.
@@ -67,7 +67,7 @@ def posterior_metrics(idata, k=None, *, metric: str | None = None) -> xr.Dataset
     >>> from passmix.bayes.sample import posterior_metrics
     >>> draws = {"weights": np.ones((1, 2, 1)), "alpha": np.ones((1, 2, 1)),
     ...          "beta": np.ones((1, 2, 1))}
-    >>> idata = az.from_dict(posterior=draws, dims={v: ["component"] for v in draws})
+    >>> idata = az.from_dict({"posterior": draws}, dims={v: ["component"] for v in draws})
     >>> posterior_metrics(idata, k=[1, 9], metric="pass@k").values[0, 0]
     array([0.5, 0.9])
     """
@@ -124,7 +124,7 @@ def credible_interval(idata, metric: str, k, level: float = 0.95, *, method: str
 
     Parameters
     ----------
-    idata : arviz.InferenceData
+    idata : xarray.DataTree
         From :func:`passmix.sample` or :func:`passmix.sample_pooled`.
     metric : str
         ``"pass@k"``, ``"pass^k"`` or ``"auc@k"`` (aliases accepted).
@@ -170,7 +170,7 @@ def draws_interval(draws: xr.DataArray, level: float, method: str
     import arviz as az
 
     ds = xr.Dataset({"x": (draws.dims, values)})
-    hdi = az.hdi(ds, hdi_prob=level)["x"].transpose(*draws.dims[2:], "hdi").values
+    hdi = az.hdi(ds, prob=level)["x"].transpose(*draws.dims[2:], "ci_bound").values
     return hdi[..., 0], hdi[..., 1]
 
 
@@ -179,7 +179,7 @@ def posterior_summary(idata, k=None, level: float = 0.95) -> pd.DataFrame:
 
     Parameters
     ----------
-    idata : arviz.InferenceData
+    idata : xarray.DataTree
         From :func:`passmix.sample` or :func:`passmix.sample_pooled`.
     k : int or array_like of int, optional
         Horizons; default those stored by the sampler.
@@ -242,7 +242,7 @@ def compare_intervals(fit: MixtureFit | PooledFit, idata, k=None, level: float =
     fit : MixtureFit or PooledFit
         The maximum-likelihood fit (delta-method intervals,
         :meth:`MixtureFit.delta`, :meth:`PooledFit.delta`).
-    idata : arviz.InferenceData
+    idata : xarray.DataTree
         Posterior draws of the same model from :func:`passmix.sample` (the same H)
         or :func:`passmix.sample_pooled` (the same systems).
     k : int or array_like of int, optional

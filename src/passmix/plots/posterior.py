@@ -1,11 +1,11 @@
 """Plots of the posterior from :func:`passmix.sample` (and :func:`passmix.sample_pooled`).
 
-Trace and rank plots are ArviZ's, on the sampled coordinates; the metric
-against the horizon (posterior band with the delta-method band overlaid) and
-the posterior predictive check of the count histogram are drawn here. Each
-function takes the ``InferenceData`` and an optional matplotlib ``ax`` and
-returns the axes; matplotlib is imported inside the functions and nothing
-calls ``plt.show()``.
+Trace and rank plots are ArviZ 1's (arviz-plots), on the sampled coordinates,
+and return its ``PlotCollection``; the metric against the horizon (posterior
+band with the delta-method band overlaid) and the posterior predictive check
+of the count histogram are drawn here, each taking the ``DataTree`` and an
+optional matplotlib ``ax`` and returning the axes. matplotlib is imported
+inside the functions and nothing calls ``plt.show()``.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 
 from .._validation import FitWarning, check_k, check_level, check_metric
 from .fit import METRIC_LABELS, default_horizons, get_ax
-from ..bayes._record import is_pooled, system_label
+from ..bayes._record import has_group, is_pooled, system_label
 from ..bayes.checks import check_idata, free_variables
 from ..bayes.stats import draws_interval, metric_draws
 
@@ -35,30 +35,34 @@ def _free_names(idata, var_names) -> list[str]:
 
 
 def plot_trace(idata, var_names=None, **kwargs: Any):
-    """ArviZ trace plot (density and trace per chain) of the sampled coordinates.
+    """ArviZ trace plot (density and trace per chain, ``arviz.plot_trace_dist``) of the
+    sampled coordinates.
 
     Parameters
     ----------
-    idata : arviz.InferenceData
+    idata : xarray.DataTree
         From :func:`passmix.sample` or :func:`passmix.sample_pooled`.
     var_names : list of str, optional
         Posterior variables; default the unconstrained coordinates the
         sampler moves in (where convergence problems show first).
     **kwargs
-        Passed to :func:`arviz.plot_trace`.
+        Passed to :func:`arviz.plot_trace_dist`.
 
     Returns
     -------
-    numpy.ndarray of matplotlib.axes.Axes
+    arviz.PlotCollection
+        ArviZ's collection of the figure and its artists (``.viz``); with the
+        matplotlib backend, ``pc.viz["figure"].item()`` is the figure.
     """
     import arviz as az
 
     check_idata(idata)
-    return az.plot_trace(idata, var_names=_free_names(idata, var_names), **kwargs)
+    return az.plot_trace_dist(idata, var_names=_free_names(idata, var_names), **kwargs)
 
 
 def plot_rank(idata, var_names=None, **kwargs: Any):
-    """ArviZ rank plot of the sampled coordinates: flat histograms mean mixed chains.
+    """ArviZ rank plot (``arviz.plot_rank``: the fractional ranks' ECDF of each chain) of the
+    sampled coordinates: curves inside the envelope mean mixed chains.
 
     Parameters and returns as in :func:`plot_trace` (kwargs go to
     :func:`arviz.plot_rank`).
@@ -88,7 +92,7 @@ def plot_posterior_horizon(
 
     Parameters
     ----------
-    idata : arviz.InferenceData
+    idata : xarray.DataTree
         From :func:`passmix.sample`, or :func:`passmix.sample_pooled` (then name
         the `system`).
     metric : {"pass@k", "pass^k", "auc@k"}, default "pass@k"
@@ -121,7 +125,7 @@ def plot_posterior_horizon(
 
     Examples
     --------
-    Any ``InferenceData`` with draws of ``weights``, ``alpha`` and ``beta``
+    Any ``DataTree`` with draws of ``weights``, ``alpha`` and ``beta``
     (dim ``component``) will do; :func:`passmix.bayes.sample.sample` makes one.
 
     >>> import matplotlib
@@ -131,7 +135,7 @@ def plot_posterior_horizon(
     >>> rng = np.random.default_rng(0)
     >>> draws = {"weights": np.ones((2, 50, 1)), "alpha": rng.gamma(50, 1 / 50, (2, 50, 1)),
     ...          "beta": rng.gamma(50, 2 / 50, (2, 50, 1))}
-    >>> idata = az.from_dict(posterior=draws, dims={v: ["component"] for v in draws})
+    >>> idata = az.from_dict({"posterior": draws}, dims={v: ["component"] for v in draws})
     >>> ax = plot_posterior_horizon(idata, "pass^k", [1, 10, 100])
     >>> ax.get_ylabel()
     'Pass^k'
@@ -176,7 +180,7 @@ def plot_posterior_horizon(
         ax.plot(ks, hi, color=delta_color, ls=":", lw=1.4, zorder=4)
     if pooled:
         trials = idata.constant_data["trials"].values[row]
-    elif "observed_data" in idata.groups():
+    elif has_group(idata, "observed_data"):
         trials = idata.observed_data["trials"].values
     else:
         trials = []
@@ -202,7 +206,7 @@ def plot_ppc_counts(idata, *, trials: int | None = None, level: float = 0.9,
 
     Parameters
     ----------
-    idata : arviz.InferenceData
+    idata : xarray.DataTree
         From :func:`passmix.bayes.sample.sample`.
     trials : int, optional
         Show the tasks with this many trials; default all tasks (histograms

@@ -313,7 +313,8 @@ def sensitivity(data: Any, *, budget: int | None = None, sampler: str = "stratif
     max_components, n_components, n_init
         As for :func:`passmix.fit`.
     seed : int or numpy.random.Generator, optional
-        Seeds the budget sampler and the fit.
+        Seeds the budget sampler and the fit; None (the default) means 0, as
+        in :func:`passmix.fit`.
 
     Returns
     -------
@@ -335,7 +336,7 @@ def sensitivity(data: Any, *, budget: int | None = None, sampler: str = "stratif
     data = as_configurations(data)
     percentiles = check_percentiles(percentiles)
     level = check_level(level)
-    rng = np.random.default_rng(check_seed(seed))
+    rng = np.random.default_rng(0 if seed is None else check_seed(seed))
     if budget is not None:
         data = sample_cells(data, budget, method=sampler, seed=rng)
     if data.n_cells == 0:

@@ -35,7 +35,6 @@ import pandas as pd
 from scipy.special import logit, polygamma
 from threadpoolctl import threadpool_limits
 
-from ..._cbuild import parallel_c_build
 from ..._pytensor import import_pymc
 from ..._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, METRICS, SUMMARY_K
 from ..._validation import (DegenerateDataWarning, FitWarning, check_interval_method, check_k,
@@ -52,7 +51,8 @@ from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_blocks, coordinate
 from ...inference.profile import (LikelihoodRegion, ProfileResult, profile_interval, region_drop,
                                   repair_across_metrics)
 
-__all__ = ["INTERVAL_METHODS", "MAX_COMPONENTS", "MAX_INIT", "OPTIMIZERS", "MixtureFit", "fit"]
+__all__ = ["INTERVAL_METHODS", "MAX_COMPONENTS", "MAX_INIT", "OPTIMIZERS", "MixtureFit", "fit",
+           "map_point"]
 
 # random starts from which the profile search climbs into the likelihood region
 _N_PROBES = 64
@@ -319,28 +319,6 @@ class MixtureFit:
             warnings.simplefilter("ignore", FitWarning)
             se = self.delta(metric, k).standard_error
         return float(se[0]) if np.ndim(k) == 0 else se
-
-    # -- posterior -------------------------------------------------------------
-    def sample(self, draws: int = 1000, chains: int = 4, *, prior: str = "weak", seed=None,
-               **kwargs):
-        """Deprecated: use ``passmix.sample(fit, ...)`` (:func:`passmix.bayes.sample.sample`).
-
-        A fitted model knows nothing of samplers (the sampler takes the fit),
-        so that :mod:`passmix.bayes.sample` can import this module without it
-        importing the sampler back. This wrapper goes in the next release.
-
-        Returns
-        -------
-        arviz.InferenceData
-            Metric draws via :func:`passmix.posterior_metrics`.
-        """
-        import importlib
-
-        warnings.warn("MixtureFit.sample is deprecated; use passmix.sample(fit, ...).",
-                      DeprecationWarning, stacklevel=2)
-        # imported by name, not by an import statement: the sampler imports this module
-        sample = importlib.import_module("passmix.bayes.sample").sample
-        return sample(self, draws, chains, prior=prior, seed=seed, **kwargs)
 
     # -- tables ----------------------------------------------------------------
     def components(self) -> pd.DataFrame:
@@ -643,7 +621,10 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
         Random initialisations per H (at most 1000; a split of the H - 1
         optimum is added).
     seed : int or numpy.random.Generator, optional
-        Seed for the random initialisations.
+        Seed of the random initialisations. None (the default) means 0, as
+        in :func:`passmix.compare` and :func:`passmix.rank`: the same data
+        give the same fit in every process. Another int, or a Generator,
+        gives other starts.
     optimizer : {"lbfgsb", "find_MAP"}, default "lbfgsb"
         ``"lbfgsb"``: scipy's L-BFGS-B on the compiled objective (compiled
         once per process), each start run to a loose tolerance, the best
@@ -692,7 +673,7 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
     else:
         max_components = check_whole(max_components, "max_components", 1, MAX_COMPONENTS)
     n_init = check_whole(n_init, "n_init", 1, MAX_INIT)
-    seed = check_seed(seed)
+    seed = 0 if seed is None else check_seed(seed)
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; expected one of "
                          f"{', '.join(OPTIMIZERS)}.")
@@ -722,17 +703,17 @@ def _find_map(h: int, starts, box, y, m, weight) -> Optimum:
     flat = get_sampling_model(h, "flat")
     objective = get_objective(h)
     best = None
-    with flat.lock, objective.lock, parallel_c_build():
+    with flat.lock, objective.lock:
         flat.set_data(y, m, weight)
         objective.set_data(y, m, weight)
         for z0 in starts:
             start = dict(zip([name for name, _ in coordinate_blocks(h)],
                              _blocks_of(z0, h)))
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # find_MAP's note on the optimiser's exit
-                point = pm.find_MAP(start=start, model=flat.model, progressbar=False,
-                                    bounds=[tuple(b) for b in box])
-            z = np.concatenate([np.atleast_1d(point[name]) for name, _ in coordinate_blocks(h)])
+            # jitter and the return type said explicitly: PyMC 6 warns of new defaults otherwise
+            result = pm.find_MAP(initvals=start, model=flat.model, progressbar=False,
+                                 jitter=False, return_inferencedata=True,
+                                 bounds=[tuple(b) for b in box])
+            z = map_point(result, h)
             loglik = objective.logp_dlogp(z)[0]
             if best is None or loglik > best[1]:
                 best = (z, loglik)
@@ -740,6 +721,27 @@ def _find_map(h: int, starts, box, y, m, weight) -> Optimum:
         return Optimum(params=z, loglik=loglik, converged=is_stationary(objective, z, box),
                        message="pymc.find_MAP", n_iter=0,
                        on_bound=at_bound(z, box).any(axis=1), n_starts=len(starts))
+
+
+def map_point(result, h: int) -> np.ndarray:
+    """The coordinates of an H-component model's mode in what ``pymc.find_MAP`` returns
+    with ``return_inferencedata=True`` (a DataTree whose posterior holds one draw).
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from passmix.models.mixture.fit import map_point
+    >>> point = {"logit_weights": np.array([[[0.5]]]), "logit_mean_first": np.array([[-1.0]]),
+    ...          "log_mean_gaps": np.array([[[0.2]]]), "log_concentration": np.ones((1, 1, 2))}
+    >>> tree = xr.DataTree.from_dict({"posterior": xr.Dataset(
+    ...     {name: (("chain", "draw") + tuple(f"{name}_dim_{i}" for i in range(v.ndim - 2)), v)
+    ...      for name, v in point.items()})})
+    >>> map_point(tree, 2)
+    array([ 0.5, -1. ,  0.2,  1. ,  1. ])
+    """
+    posterior = result["posterior"]
+    return np.concatenate([np.asarray(posterior[name].values, dtype=float).reshape(-1)
+                           for name, _ in coordinate_blocks(h)])
 
 
 def _blocks_of(z, h: int) -> list:

@@ -35,14 +35,11 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..._pytensor import CACHE_ENV  # noqa: F401  (the switch, where it always was)
-from ..._cbuild import parallel_c_build
-from ..._pytensor import cache_path, compile_mode, import_pymc, load_cached, store_cached
+from ..._pytensor import compile_mode, import_pymc
 from ..._special import log_choose
 from .._objective import CompiledObjective
 from .parameters import (PARAMETER_BOUNDS, PRIORS, WEAK_PRIOR, bounds, coordinate_blocks,
@@ -189,44 +186,18 @@ class _Compiled:
     state: dict = field(default_factory=dict)
 
 
-# what the compiled objective is made from: a change in any of them is a new file
-_CACHE_SOURCES = ("models/mixture/graph.py", "models/mixture/parameters.py", "_special.py",
-                  "_pytensor.py")
-
-
-def _cache_path(capacity: int) -> Path | None:
-    """Where the compiled objective of `capacity` components is kept between processes
-    (:func:`passmix._pytensor.cache_path`)."""
-    return cache_path(f"objective-{capacity}", _CACHE_SOURCES)
-
-
-def _load_cached(path: Path | None):
-    """The compiled objective pickled at `path`, or None (absent, unreadable or foreign)."""
-    return load_cached(path, _DATA_NAMES)
-
-
-_store_cached = store_cached
-
-
 # the data containers of the switchable model
 _DATA_NAMES = ("y", "failures", "weight", "log_comb", "active")
 
 
 @lru_cache(maxsize=None)
 def _compiled(capacity: int) -> _Compiled:
-    """The switchable model's compiled objective: from disk if a process made it before.
-
-    Loading the pickled function skips importing PyMC and PyTensor's graph
-    rewrites (about half of a warm first fit); its C code comes from
-    PyTensor's compile cache either way.
-    """
-    path = _cache_path(capacity)
-    fn = _load_cached(path)
-    if fn is None:
-        fn = _compile(capacity)
-        _store_cached(path, fn)
+    """The switchable model's compiled objective, built once per process."""
+    fn = _compile(capacity)
     fn.trust_input = True
     data = {v.name: v for v in fn.get_shared()}
+    if set(data) != set(_DATA_NAMES):  # pragma: no cover - guards a change in PyMC
+        raise RuntimeError(f"unexpected data containers {sorted(data)}")
     return _Compiled(capacity, fn, data, threading.RLock())
 
 
@@ -249,9 +220,8 @@ def _compile(capacity: int):
         raise RuntimeError(f"unexpected variable order {names}, expected {expected}")
     # the graph is small and called many thousands of times: keep its
     # intermediate buffers between calls instead of freeing them (~30% faster)
-    with parallel_c_build():
-        return pm.pytensorf.compile([joined], [logp_j, dlogp_j],
-                                    mode=compile_mode(keep_buffers=True))
+    return pm.pytensorf.compile([joined], [logp_j, dlogp_j],
+                                mode=compile_mode(keep_buffers=True))
 
 
 def _embedding(n_components: int, capacity: int) -> np.ndarray:

@@ -10,8 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._cbuild import parallel_c_build
-from ..._pytensor import cache_path, compile_mode, import_pymc, load_cached, store_cached
+from ..._pytensor import compile_mode, import_pymc
 from .._objective import CompiledObjective
 from ._layout import DEFAULT_GRID, WEAK_POOLED_PRIOR, _Layout, _blocks, block_names
 from ._likelihood import _pooled_derivatives
@@ -172,9 +171,6 @@ class PooledObjective(CompiledObjective):
         return super().hessian(z)
 
 
-# what the compiled objectives are made from: a change in either is a new cache file
-_POOLED_SOURCES = ("models/pooled/_graph.py", "models/pooled/_layout.py",
-                   "models/pooled/_likelihood.py", "_pytensor.py")
 # the concentration structure's containers, beside the panel's data
 _SWITCHES = ("concentration_levels", "concentration_index")
 
@@ -186,18 +182,12 @@ def _data_names(family: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=None)
 def _compiled(family: str, slope: bool) -> tuple[Any, threading.RLock, dict]:
-    """The compiled graph of a family and slope setting, and the lock on its data: from disk
-    if a process made it before (:func:`passmix._pytensor.cache_path`), which skips
-    importing PyMC and rewriting the graph (most of a warm pooled fit's time).
+    """The compiled graph of a family and slope setting, built once per process, and the
+    lock on its data.
 
-    Slopes stay a graph of their own: their terms would add a third to the C modules
-    that the (default) model without them compiles on a cold start."""
-    path = cache_path(f"pooled-{family}-{int(slope)}", _POOLED_SOURCES)
-    fn = load_cached(path, _data_names(family))
-    if fn is None:
-        fn = _compile_pooled(family, slope)
-        store_cached(path, fn)
-    return fn, threading.RLock(), {}
+    Slopes stay a graph of their own: their terms would lengthen the compile of the
+    (default) model without them."""
+    return _compile_pooled(family, slope), threading.RLock(), {}
 
 
 @lru_cache(maxsize=None)
@@ -217,8 +207,7 @@ def _compile_pooled(family: str, slope: bool = False):
         raise RuntimeError("unexpected order of the pooled model's variables")
     logp = model.logp(jacobian=False)
     dlogp = model.dlogp(model.free_RVs, jacobian=False)
-    with parallel_c_build():
-        fn = pm.pytensorf.compile(model.value_vars, [logp, dlogp], mode=compile_mode())
+    fn = pm.pytensorf.compile(model.value_vars, [logp, dlogp], mode=compile_mode())
     if {v.name for v in fn.get_shared()} != set(_data_names(family)):  # pragma: no cover
         raise RuntimeError("unexpected data containers of the pooled model")
     return fn

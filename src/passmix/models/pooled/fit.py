@@ -343,7 +343,9 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     n_folds : int, default 5
         Folds of tasks for ``criterion="heldout"`` (2 to the number of tasks).
     seed : int or numpy.random.Generator, optional
-        Seed of the jittered starts and of the folds.
+        Seed of the jittered starts and of the folds. None (the default)
+        means 0, as in :func:`passmix.compare` and :func:`passmix.rank`: the
+        same panel gives the same fit in every process.
     **read_kwargs
         Column names (``task``, ``successes``, ``trials``, ``outcome``) for a
         table or file, as :func:`passmix.read_counts`.
@@ -379,7 +381,7 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
         raise ValueError(f"unknown family {family!r}; expected one of "
                          f"{', '.join(FAMILIES)} or 'auto'.")
     families = FAMILIES if family == "auto" else (family,)
-    rng = np.random.default_rng(check_seed(seed))
+    rng = np.random.default_rng(0 if seed is None else check_seed(seed))
     if int(n_init) != n_init or n_init < 1:
         raise ValueError(f"n_init must be a whole number >= 1, got {n_init!r}.")
     if isinstance(max_components, bool) or int(max_components) != max_components \

@@ -224,7 +224,7 @@ class PooledFit:
         """(I, K) logits of the metric, exact where it underflows or rounds to 1."""
         return self._per_system(evaluate_logit, metric, k_arr, z, rows)
 
-    def metric(self, metric: str, k, *, as_frame: bool | None = None):
+    def metric(self, metric: str, k):
         """A metric of every system at horizon(s) `k`, as every result's ``metric`` gives it.
 
         Parameters
@@ -233,13 +233,13 @@ class PooledFit:
             The metric.
         k : int or sequence of int
             Horizon(s).
-        as_frame : bool, optional
-            False: an array, shape ``(systems,)`` at one horizon and
-            ``(systems, len(k))`` at several (each row a system's
-            :meth:`PooledSystem.metric`). True: a table, one row per system
-            (index ``system``) and one column per k (:meth:`metric_table`).
-            Not given: the table, with a FutureWarning; the array becomes the
-            default in the next release, as for every other result.
+
+        Returns
+        -------
+        numpy.ndarray
+            Shape ``(systems,)`` at one horizon and ``(systems, len(k))`` at
+            several (each row a system's :meth:`PooledSystem.metric`); the
+            table is :meth:`metric_table`.
 
         Examples
         --------
@@ -250,18 +250,10 @@ class PooledFit:
         >>> p = 1 / (1 + np.exp(-(np.array([[-1.0], [0.0], [1.0]]) - d)))
         >>> panel = passmix.Panel(rng.binomial(5, p), np.full(p.shape, 5), systems=["a", "b", "c"])
         >>> fit = passmix.fit_pooled(panel, seed=0)
-        >>> values = fit.metric("pass@k", [1, 100], as_frame=False)
+        >>> values = fit.metric("pass@k", [1, 100])
         >>> values.shape, bool((values[:, 1] >= values[:, 0]).all())
         ((3, 2), True)
         """
-        if as_frame is None:
-            warnings.warn("PooledFit.metric returns a table today and an array (systems x k, "
-                          "like every result's metric) from the next release: pass "
-                          "as_frame=False for the array, or use PooledFit.metric_table for the "
-                          "table.", FutureWarning, stacklevel=2)
-            as_frame = True
-        if as_frame:
-            return self.metric_table(metric, k)
         metric = check_metric(metric)
         k_arr, scalar = check_k(k)
         values = self._values(metric, k_arr)

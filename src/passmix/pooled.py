@@ -1,5 +1,0 @@
-"""Deprecated: moved to :mod:`passmix.models.pooled.fit` (this path goes in the next release)."""
-
-from passmix._deprecated import forward
-
-__getattr__, __dir__ = forward(__name__)

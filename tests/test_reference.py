@@ -1,0 +1,49 @@
+"""The bundled example's estimates and intervals against the last commit on the old stack.
+
+``tests/data/reference/`` holds what ``passmix estimate --example`` printed at
+commit 18612cc (PyMC 5.28, PyTensor 2.38, ArviZ 0.23, Python 3.11; see its
+README): the pooled model and each system's mixture, with profile and delta
+intervals, at k = 1, 10, 100, 1000. The move to PyMC 6, PyTensor 3 and ArviZ 1
+must not change them beyond the optimiser's and the profile search's
+tolerances: estimates within 2e-4, interval ends within 5e-3.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import passmix
+from passmix.examples import example_path
+
+REFERENCE = Path(__file__).parent / "data" / "reference"
+ESTIMATE_TOL, END_TOL = 2e-4, 5e-3
+
+
+@pytest.fixture(scope="module")
+def groups():
+    return passmix.read_counts(example_path("math_m10"), group_by="model")
+
+
+@pytest.mark.parametrize("method, interval", [
+    ("pooled", "delta"), ("mixture", "delta"), ("mixture", "profile"),
+    pytest.param("pooled", "profile", marks=pytest.mark.slow),
+])
+def test_the_example_as_on_the_old_stack(groups, method, interval):
+    ref = pd.read_csv(REFERENCE / f"example_{method}_{interval}.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the on-bound notes, as the CLI printed them
+        got = passmix.estimate_table(groups, ["model"], k=[1, 10, 100, 1000], method=method,
+                                     interval=interval, seed=0)
+    keys = ["model", "metric", "k"]
+    merged = ref.merge(got, on=keys, suffixes=("_ref", ""), validate="one_to_one")
+    assert len(merged) == len(ref) == 7 * 3 * 4
+    assert (merged["n_components"] == merged["n_components_ref"]).all()
+    for column, tol in (("estimate", ESTIMATE_TOL), ("lower", END_TOL), ("upper", END_TOL)):
+        gap = np.abs(merged[column] - merged[f"{column}_ref"])
+        worst = merged.loc[gap.idxmax(), keys].tolist()
+        assert gap.max() <= tol, (column, gap.max(), worst)
