@@ -7,21 +7,27 @@ must equal that fit (1e-6).
 
 from __future__ import annotations
 
+import math
 import random
+import re
 import subprocess
 import sys
+import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 pytest.importorskip("inspect_ai")
 
+import anyio  # noqa: E402  (inspect_ai's own dependency)
 from inspect_ai import Task, eval as inspect_eval  # noqa: E402
 from inspect_ai.dataset import Sample  # noqa: E402
 from inspect_ai.log import read_eval_log  # noqa: E402
 from inspect_ai.model import ModelOutput  # noqa: E402
-from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, mean, scorer  # noqa: E402
+from inspect_ai.scorer import (  # noqa: E402
+    CORRECT, INCORRECT, Score, Target, accuracy, mean, metric, scorer)
 from inspect_ai.solver import Generate, TaskState, solver  # noqa: E402
 
 import passmix  # noqa: E402
@@ -30,6 +36,11 @@ from passmix.integrations.inspect_ai import (  # noqa: E402
 
 #: each sample's chance of success per epoch: a spread of easy and hard tasks
 RATES = [0.0, 0.05, 0.2, 0.35, 0.5, 0.65, 0.8, 0.9, 1.0, 0.3, 0.1, 0.6]
+
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guides" / "inspect.md"
+
+#: set by `watch` once inspect's live metrics have seen samples with unequal epoch counts
+LIVE = {"unequal": False}
 
 
 @solver
@@ -48,6 +59,37 @@ def scripted(fail: dict | None = None):
         return state
 
     return solve
+
+
+@solver
+def staggered():
+    """As `scripted`, but the epochs finish one a second, and sample 1's first
+    epoch only once inspect's live metrics have seen the others ahead of it (`watch`):
+    so a live update runs on unfinished counts, whatever inspect's update interval."""
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        sid, epoch = int(state.sample_id), state.epoch
+        wait = 300.0 if (sid, epoch) == (1, 1) else 1.0 * ((sid - 1) * 6 + epoch - 1)
+        due = time.monotonic() + wait
+        while not LIVE["unequal"] and time.monotonic() < due:
+            await anyio.sleep(0.05)
+        right = random.Random(f"{sid}:{epoch}").random() < RATES[sid - 1]
+        state.output = ModelOutput.from_content(model="mockllm/model",
+                                                content=state.target.text if right else "no")
+        return state
+
+    return solve
+
+
+@metric
+def watch():
+    """Notes a metric update whose passmix counts have unequal trials (an unfinished eval's)."""
+    def compute(scores) -> float:
+        found = sample_counts(scores)
+        if found is not None and np.unique(found[1]).size > 1:
+            LIVE["unequal"] = True
+        return 0.0
+
+    return compute
 
 
 @scorer(metrics=[accuracy()])
@@ -77,29 +119,62 @@ def partial():
     return score
 
 
+@scorer(metrics=[accuracy()])
+def unscored():
+    """Scores nothing: NaN, inspect's "unscored", on every epoch."""
+    async def score(state: TaskState, target: Target) -> Score:
+        return Score(value=float("nan"))
+
+    return score
+
+
+@scorer(metrics=[accuracy()])
+def first_unscored():
+    """As `letters`, but sample 1 is unscored (NaN) on every epoch."""
+    async def score(state: TaskState, target: Target) -> Score:
+        if int(state.sample_id) == 1:
+            return Score(value=float("nan"))
+        return Score(value=CORRECT if state.output.completion == target.text else INCORRECT)
+
+    return score
+
+
+@scorer(metrics=[mean()])
+def doubled():
+    """A score of 2 (a scorer bug, or another scale) when right, else 0."""
+    async def score(state: TaskState, target: Target) -> Score:
+        return Score(value=2 if state.output.completion == target.text else 0)
+
+    return score
+
+
 def dataset():
     return [Sample(id=j + 1, input=f"question {j + 1}", target=f"answer {j + 1}")
             for j in range(len(RATES))]
 
 
-def run(tmp_path, scorers, metrics, spec, **task_kwargs):
-    task = Task(dataset=dataset(), solver=scripted(task_kwargs.pop("fail", None)),
-                scorer=scorers, metrics=metrics, epochs=spec, **task_kwargs)
+def run(tmp_path, scorers, metrics, spec, *, options=None, solve=None, **task_kwargs):
+    """One offline eval; `options` go to inspect's eval(); returns the log and the warnings."""
+    solve = solve or scripted(task_kwargs.pop("fail", None))
+    task = Task(dataset=dataset(), solver=solve, scorer=scorers, metrics=metrics, epochs=spec,
+                **task_kwargs)
+    options = {"display": "none", "score_display": False, **(options or {})}
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        (log,) = inspect_eval(task, model="mockllm/model", log_dir=str(tmp_path),
-                              display="none", score_display=False)
+        (log,) = inspect_eval(task, model="mockllm/model", log_dir=str(tmp_path), **options)
     return log, [str(w.message) for w in caught]
 
 
 def logged_counts(log, scorer_name: str, threshold: float | None = None):
     """(successes, trials) per sample from the log's per-epoch scores (errored epochs
-    have none)."""
+    have none, unscored ones NaN)."""
     y, m = {}, {}
     for sample in log.samples:
         if sample.error is not None or scorer_name not in (sample.scores or {}):
             continue
         value = sample.scores[scorer_name].value
+        if isinstance(value, float) and math.isnan(value):
+            continue
         if isinstance(value, str):
             win = value == CORRECT
         elif threshold is not None:
@@ -144,6 +219,46 @@ class TestEval:
         reduced = next(r for r in log.reductions if r.reducer == "passmix/counts")
         kept = sorted((s.sample_id, s.metadata["passmix_successes"]) for s in reduced.samples)
         assert [count for _, count in kept] == y.tolist()
+        # Task(metrics=...) replaces the scorer's own (accuracy): inspect's rule, in the guide
+        assert "accuracy" not in got
+
+    def test_a_clean_eval_warns_nothing_while_metrics_update_live(self, tmp_path):
+        """inspect recomputes metrics while the eval runs (score_display, the default), when
+        the samples still running have fewer epochs: no warning may come of those counts."""
+        LIVE["unequal"] = False
+        # a fit before the eval, so the first live update is quick, and the next comes soon
+        passmix.fit(passmix.Counts(np.array([1, 2]), np.array([3, 3])), seed=0)
+        log, messages = run(tmp_path, letters(), [pass_at_k(100), watch()], epochs(6),
+                            solve=staggered(),
+                            options={"score_display": True, "max_samples": 100})
+        assert log.status == "success"
+        assert LIVE["unequal"], "no live metric update saw unfinished counts: the test is void"
+        assert [text for text in messages if "passmix" in text] == []
+        y, m = logged_counts(log, "letters")
+        assert m.tolist() == [6] * len(RATES)
+        estimate, lower, upper = want(y, m, "pass@k", 100)
+        got = entries(log, "letters")
+        assert got["pass@100"] == pytest.approx(estimate, abs=1e-6)
+        assert got["pass@100_lower"] == pytest.approx(lower, abs=1e-6)
+
+    def test_unscored_samples_log_no_nan(self, tmp_path):
+        """A scorer unscored (NaN) on every epoch: no entries rather than NaN, and a warning
+        that nothing could be fitted; one unscored sample: the fit uses the rest. The eval
+        keeps only the log's header in memory (as eval_set does); the file is read back."""
+        log, messages = run(tmp_path, [unscored(), first_unscored()], [pass_at_k(100)],
+                            epochs(4), options={"log_header_only": True})
+        assert log.status == "success"
+        log = read_eval_log(log.location)  # what was written
+        assert entries(log, "unscored") == {}  # not {"pass_at_k": nan}
+        fitted = [text for text in messages if "nothing could be fitted" in text]
+        assert len(fitted) == 1 and "'unscored'" in fitted[0]
+        # the other scorer: sample 1 left out, once, at the end
+        y, m = logged_counts(log, "first_unscored")
+        assert m.size == len(RATES) - 1
+        got = entries(log, "first_unscored")
+        assert got["pass@100"] == pytest.approx(want(y, m, "pass@k", 100)[0], abs=1e-6)
+        left_out = [text for text in messages if "no scored epoch" in text]
+        assert len(left_out) == 1 and f"1 of {len(RATES)} samples" in left_out[0]
 
     def test_several_scorers_and_reducers(self, tmp_path):
         log, _ = run(tmp_path, [letters(), booleans()], [accuracy(), pass_at_k(100)],
@@ -175,6 +290,25 @@ class TestEval:
         log, _ = run(tmp_path, partial(), [pass_at_k(10)], epochs(5))
         assert log.status == "error" and "threshold" in log.error.message
 
+    def test_a_score_out_of_range_is_an_error_that_says_so(self, tmp_path):
+        log, _ = run(tmp_path, doubled(), [pass_at_k(10)], epochs(3))
+        assert log.status == "error"
+        assert "score 2 is out of range" in log.error.message
+        assert "is partial credit" not in log.error.message
+
+    def test_the_guides_example_logs_the_guides_entries(self, tmp_path):
+        """docs/guides/inspect.md: its Task's metrics give exactly the entries its table lists."""
+        text = GUIDE.read_text()
+        listed = re.search(r"metrics=(\[.*?\])\)", text).group(1)
+        metrics = eval(listed, {"accuracy": accuracy, "pass_at_k": pass_at_k,  # noqa: S307
+                                "pass_hat_k": pass_hat_k, "auc_at_k": auc_at_k})
+        rows = [line.split("|")[1] for line in text.splitlines() if line.startswith("| `")]
+        promised = {name for row in rows for name in re.findall(r"`([^`]+)`", row)}
+        assert len(promised) >= 10, rows
+        log, _ = run(tmp_path, letters(), metrics, epochs(6))
+        assert log.status == "success"
+        assert set(entries(log, "letters")) == promised
+
     def test_errored_epochs_and_an_errored_sample(self, tmp_path):
         """Sample 3 errs on two epochs, sample 5 on all: the fit takes the rest, and says so."""
         log, messages = run(tmp_path, letters(), [pass_at_k(100)], epochs(6),
@@ -187,6 +321,20 @@ class TestEval:
         assert got["pass@100"] == pytest.approx(estimate, abs=1e-6)
         assert got["pass@100_lower"] == pytest.approx(lower, abs=1e-6)
         assert any("1 of 11 samples have fewer scored epochs" in text for text in messages)
+
+    def test_a_failed_fit_logs_nothing_and_says_so_once(self, tmp_path, monkeypatch):
+        import passmix.models.mixture.fit as mixture_fit
+
+        def fail(*args, **kwargs):
+            raise RuntimeError("the optimiser gave up")
+
+        monkeypatch.setattr(mixture_fit, "fit", fail)
+        log, messages = run(tmp_path, letters(), [accuracy(), pass_at_k(100)], epochs(3))
+        assert log.status == "success"
+        assert set(entries(log, "letters")) == {"accuracy"}  # no pass@100 entries, no NaN
+        failed = [text for text in messages if "could not fit" in text]
+        assert len(failed) == 1 and "pass@100" in failed[0]
+        assert "the optimiser gave up" in failed[0]
 
     def test_deterministic(self, tmp_path):
         one, _ = run(tmp_path / "one", letters(), [pass_at_k(1000)], epochs(3))
@@ -248,9 +396,26 @@ class TestPieces:
             reduce([Score(value=0.5)])
         assert counts(threshold=0.5)([Score(value=0.5), Score(value=0.2)]).metadata == {
             "passmix_successes": 1, "passmix_trials": 2}
-        with pytest.warns(UserWarning, match="no scored epoch"):
+        # no scored epoch: no warning from the reducer, which inspect also runs on unfinished
+        # epochs (the warning comes when the task ends, about the final counts)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
             empty = reduce([Score(value=float("nan"))])
-        assert empty.metadata["passmix_trials"] == 0
+        assert empty.metadata["passmix_trials"] == 0 and math.isnan(empty.value)
+
+    def test_reducer_scores_out_of_range(self):
+        reduce = counts()
+        for value in (2, -1, 1.5, "2"):
+            with pytest.raises(ValueError, match="out of range") as caught:
+                reduce([Score(value=value)])
+            assert "is partial credit" not in str(caught.value)
+        with pytest.raises(ValueError, match="partial credit"):
+            reduce([Score(value=0.25)])
+        # another scale, with a threshold
+        assert counts(threshold=7)([Score(value=9), Score(value=7), Score(value=2)]).metadata == {
+            "passmix_successes": 2, "passmix_trials": 3}
+        with pytest.raises(ValueError, match="infinite"):
+            counts(threshold=7)([Score(value=float("inf"))])
 
     def test_metrics_take_scores_or_sample_scores(self):
         from inspect_ai.scorer import SampleScore

@@ -7,10 +7,14 @@ them, so one line in a ``Task`` puts, say, Pass@1000 and its 95% interval
 into the eval log and ``inspect view``::
 
     from inspect_ai import Task
+    from inspect_ai.scorer import accuracy
     from passmix.integrations.inspect_ai import epochs, pass_at_k, pass_hat_k
 
     Task(dataset=..., solver=..., scorer=...,
-         epochs=epochs(6), metrics=[pass_at_k(1000), pass_hat_k(3)])
+         epochs=epochs(6), metrics=[accuracy(), pass_at_k(1000), pass_hat_k(3)])
+
+A ``Task``'s ``metrics=`` replaces the scorer's own metrics (inspect's rule),
+so ``accuracy()`` is listed to keep it.
 
 Each metric reports the estimate and its interval ends under names that
 carry the metric and k (``pass@1000``, ``pass@1000_lower``,
@@ -21,12 +25,19 @@ score's metadata and report nothing for other reducers.
 
 What inspect hands on, and what happens to it:
 
-* a sample's errored epochs are not scored, so its count has fewer trials:
-  it is fitted with the trials it has (passmix takes unequal trials), and a
-  warning says how many samples that was;
-* a sample with no scored epoch (every epoch errored or was unscored) never
-  reaches a metric: the reducer warns, and the fit uses the rest;
-* a fit that fails warns and reports nothing; the eval goes on.
+* a sample's errored or unscored (NaN) epochs are not counted, so its count
+  has fewer trials: it is fitted with the trials it has (passmix takes
+  unequal trials);
+* a sample with no scored epoch is left out, and the fit uses the rest; a
+  sample whose every epoch errored never reaches the reducer (inspect drops it);
+* when no sample has a scored epoch, or a fit fails, the metric logs no
+  entries (not NaN); the eval goes on.
+
+Each of these is said once, in a warning when the task ends, about the final
+counts: inspect also computes metrics on the unfinished epochs while the eval
+runs (its live display), where every sample still running has fewer epochs.
+Those warnings need inspect_ai 0.3.112 or later (its task-end hook); earlier
+versions fit the same numbers without them.
 
 inspect_ai finds this module through the ``inspect_ai`` entry point that
 passmix installs, so the reducer is also known by name on its command line:
@@ -37,13 +48,20 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
 import numpy as np
 from inspect_ai import Epochs
+from inspect_ai.log import EvalLog
 from inspect_ai.scorer import Metric, Score, ScoreReducer, metric, score_reducer
+
+try:  # the task-end hook: inspect_ai 0.3.112 and later
+    from inspect_ai.hooks import Hooks, TaskEnd, hooks
+except ImportError:  # pragma: no cover - older inspect: the fits, without the warnings
+    hooks = None
 
 from .._defaults import LEVEL
 from .._validation import check_k, check_level, check_metric
@@ -62,6 +80,13 @@ FIT_METHODS = ("mixture", "pooled")
 #: a fit is deterministic: its random starts are seeded
 _SEED = 0
 
+#: set once a passmix reducer or metric is made: the task-end check is idle until then
+_in_use = False
+
+#: fit failures by the count set they met (see _counts_key), each as {what: why}: the
+#: task-end check looks up the final set's, whichever metric object met it
+_failures: dict[bytes, dict[str, str]] = {}
+
 
 def counts(threshold: float | None = None) -> ScoreReducer:
     """Reduce a sample's epochs to its count of successes, kept in the score's metadata.
@@ -75,7 +100,9 @@ def counts(threshold: float | None = None) -> ScoreReducer:
     threshold : float, optional
         Scores at or above it succeed. Needed for partial credit (inspect's
         ``"P"``, or numbers strictly between 0 and 1); without it such a score
-        is an error. ``C``/``I``, booleans, yes/no and 0/1 need none.
+        is an error. ``C``/``I``, booleans, yes/no and 0/1 need none. Without
+        it a number outside [0, 1] is an error (out of range); with it any
+        finite number is compared, so scorers on another scale work.
 
     Returns
     -------
@@ -88,16 +115,20 @@ def counts(threshold: float | None = None) -> ScoreReducer:
     >>> reduced = counts()([Score(value="C"), Score(value="I"), Score(value="C")])
     >>> reduced.metadata
     {'passmix_successes': 2, 'passmix_trials': 3}
+    >>> counts(threshold=7)([Score(value=9), Score(value=4)]).metadata  # a 0-10 scale
+    {'passmix_successes': 1, 'passmix_trials': 2}
     """
+    global _in_use
     threshold = check_threshold(threshold)
+    _in_use = True
 
     def reduce(scores: list[Score]) -> Score:
-        outcomes = [to_outcome(score.value, threshold, f"epoch {n + 1}'s score")
+        outcomes = [_outcome(score.value, threshold, f"epoch {n + 1}'s score")
                     for n, score in enumerate(scores) if not _unscored(score.value)]
         if not outcomes:
-            warnings.warn("passmix: a sample has no scored epoch (each errored or was "
-                          "unscored); it is left out of the counts, and the fit uses the rest.",
-                          stacklevel=2)
+            # no warning here: inspect also reduces unfinished epochs (its live display), so
+            # a sample may have none scored yet; the task-end check says it about the final
+            # counts. NaN is inspect's "unscored": its metrics leave the sample out
             return Score(value=math.nan, metadata={SUCCESSES: 0, TRIALS: 0})
         successes = int(sum(outcomes))
         return Score(value=successes / len(outcomes),
@@ -161,7 +192,9 @@ def pass_at_k(k: int, level: float = LEVEL, method: str = "mixture") -> Metric:
     -------
     Metric
         Its value is ``{"pass@k": ..., "pass@k_lower": ..., "pass@k_upper": ...}``
-        with k written out, which inspect logs as three entries.
+        with k written out, which inspect logs as three entries. With nothing
+        to fit (no counts, or a failed fit) the three are None, which inspect
+        logs as no entries at all rather than NaN.
 
     Examples
     --------
@@ -211,8 +244,8 @@ def auc_at_k(k: int, level: float = LEVEL, method: str = "mixture") -> Metric:
     Examples
     --------
     >>> from passmix.integrations.inspect_ai import auc_at_k
-    >>> auc_at_k(10)([])  # nothing scored yet: nothing reported
-    {}
+    >>> auc_at_k(10)([])  # nothing scored: None, which inspect logs as no entries
+    {'auc@10': None, 'auc@10_lower': None, 'auc@10_upper': None}
     """
     return _fitted_metric("auc@k", k, level, method)
 
@@ -249,6 +282,7 @@ def sample_counts(scores: Sequence[Any]) -> tuple[np.ndarray, np.ndarray] | None
 
 def _fitted_metric(kind: str, k: int, level: float, method: str) -> Callable:
     """The metric's function: the counts fitted once per distinct set, deterministic."""
+    global _in_use
     kind = check_metric(kind)
     k_arr, scalar = check_k(k)
     if not scalar:
@@ -258,29 +292,32 @@ def _fitted_metric(kind: str, k: int, level: float, method: str) -> Callable:
     if method not in FIT_METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of "
                          f"{', '.join(map(repr, FIT_METHODS))}.")
+    _in_use = True
     name = f"{kind[:-1]}{k}"  # pass@1000, pass^3, auc@10
+    # None is inspect's "no value": it logs no entry for it. An empty mapping or a scalar
+    # would not do: with no scored sample, inspect asks the metric for its value on an
+    # empty list and logs NaN under the metric's name unless the answer is a non-empty
+    # mapping (inspect_ai 0.3.285; releases up to 0.3.260 log that NaN whatever we say)
+    nothing: dict[str, float | None] = dict.fromkeys((name, f"{name}_lower", f"{name}_upper"))
     # inspect recomputes metrics as samples finish (its running display): a count set
     # seen before is not fitted again
-    seen: dict[bytes, dict[str, float]] = {}
+    seen: dict[bytes, dict[str, float | None]] = {}
 
-    def compute(scores: list[Any]) -> dict[str, float]:
+    def compute(scores: list[Any]) -> dict[str, float | None]:
         found = sample_counts(scores)
         if found is None:
-            return {}
+            return dict(nothing)
         y, m = found
         key = np.stack([y, m]).tobytes()
         if key not in seen:
             try:
                 seen[key] = _estimate(kind, k, level, method, y, m, name)
             except (ValueError, ArithmeticError, LogFormatError, RuntimeError) as err:
-                warnings.warn(f"passmix could not fit {name} ({method}): {err}; the metric "
-                              "reports nothing.", stacklevel=2)
-                return {}
-            if np.unique(m).size > 1:
-                short = int((m < m.max()).sum())
-                warnings.warn(f"passmix: {short} of {m.size} samples have fewer scored epochs "
-                              f"than the most ({m.max()}; errored or unscored epochs): each is "
-                              "fitted with the trials it has.", stacklevel=2)
+                # not warned here: this may be a live update's unfinished counts; the
+                # task-end check warns if the final counts met it
+                _failures.setdefault(_counts_key(y, m), {})[
+                    f"{name} ({method}, level {level:g})"] = str(err)
+                seen[key] = dict(nothing)
         return dict(seen[key])
 
     return compute
@@ -310,3 +347,111 @@ def _estimate(kind: str, k: int, level: float, method: str, y: np.ndarray, m: np
 def _unscored(value: Any) -> bool:
     """inspect's unscored epoch: a NaN value."""
     return isinstance(value, float) and math.isnan(value)
+
+
+def _outcome(value: Any, threshold: float | None, where: str) -> int:
+    """An epoch's score as 0/1 (:func:`to_outcome`); without a threshold a number must be
+    in [0, 1], and an infinite one never counts."""
+    number = _number(value)
+    if number is not None and math.isinf(number):
+        raise LogFormatError(f"{where}: score {value!r} is infinite, neither a success nor "
+                             "a failure.")
+    if number is not None and threshold is None and not math.isnan(number) \
+            and not 0.0 <= number <= 1.0:
+        # to_outcome would call it partial credit, which is a number strictly between 0 and 1
+        raise LogFormatError(
+            f"{where}: score {value!r} is out of range: a success is 1 and a failure 0 "
+            "(numbers strictly between are partial credit). If the scorer uses another "
+            "scale, pass threshold= to count scores >= threshold as successes.")
+    return to_outcome(value, threshold, where)
+
+
+def _number(value: Any) -> float | None:
+    """`value` as a number when it is one (numeric strings too, as to_outcome reads them)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _counts_key(y: np.ndarray, m: np.ndarray) -> bytes:
+    """A count set's key whatever the samples' order: inspect may hand them on in another."""
+    pairs = sorted(zip(np.asarray(y).tolist(), np.asarray(m).tolist()))
+    return np.array(pairs, dtype=np.int64).tobytes()
+
+
+def _final_notes(scorer: str, samples: Sequence[Any], logged: Collection[str]) -> list[str]:
+    """The warnings due about one scorer's final counts.
+
+    `samples` are its scores reduced by :func:`counts` (each sample's final
+    counts), `logged` the names of the entries the log has for them.
+    """
+    where = f"passmix (scorer {scorer!r})"
+    found = sample_counts(samples)
+    if found is None:
+        return [f"{where}: none of the {len(samples)} samples has a scored epoch (every "
+                "epoch errored or was unscored, e.g. a NaN score): nothing could be fitted, "
+                "so the log has no passmix estimates for this scorer."]
+    y, m = found
+    notes = []
+    if m.size < len(samples):
+        notes.append(f"{where}: {len(samples) - m.size} of {len(samples)} samples have no "
+                     "scored epoch (each errored or was unscored): they are left out, and "
+                     f"the fit uses the other {m.size}.")
+    if np.unique(m).size > 1:
+        short = int((m < m.max()).sum())
+        notes.append(f"{where}: {short} of {m.size} samples have fewer scored epochs than the "
+                     f"most ({m.max()}; errored or unscored epochs): each is fitted with the "
+                     "trials it has.")
+    for what, why in _failures.get(_counts_key(y, m), {}).items():
+        if what.split(" ")[0] not in logged:  # another task's metric met the same counts
+            notes.append(f"{where}: could not fit {what}: {why}; the log has no entries "
+                         "for it.")
+    return notes
+
+
+def _task_end_notes(log: EvalLog) -> list[str]:
+    """The warnings due about a finished task's final counts, from its log."""
+    if log.status != "success" or log.results is None:
+        return []  # an eval that failed or was cancelled says so itself
+    if not any((score.reducer or "").split("/")[-1] == "counts" for score in log.results.scores):
+        return []  # no passmix reducer: the reductions are not even loaded
+    # the final counts: the reductions, which even a header-only log (eval_set()) carries
+    reductions = log.reductions or ()
+    logged: dict[tuple[str, str | None], set[str]] = {}
+    for score in log.results.scores:
+        logged.setdefault((score.scorer, score.reducer), set()).update(score.metrics)
+    notes = []
+    for reduction in reductions:
+        # counts' scores, and only they, carry the counts in every sample's metadata
+        if reduction.samples and all(TRIALS in (sample.metadata or {})
+                                     for sample in reduction.samples):
+            notes += _final_notes(reduction.scorer, reduction.samples,
+                                  logged.get((reduction.scorer, reduction.reducer), set()))
+    return notes
+
+
+if hooks is not None:
+    # Why a hook: inspect computes metrics (so reduces and fits) also while the eval
+    # runs, for its live display, on whatever epochs have finished; there every sample
+    # still running has fewer epochs than the rest, and nothing a reducer or metric is
+    # handed tells those counts from the final ones. The task-end hook (inspect's
+    # documented Hooks API) runs once per task with the finished log, whose reductions
+    # are the final counts: the warnings are raised there and only there.
+    @hooks(name="final_counts",
+           description="warns about the final per-sample counts (errored, unscored epochs, failed "
+                       "fits) when a task ends")
+    class _FinalCounts(Hooks):
+        def enabled(self) -> bool:
+            # idle in processes that never made a passmix reducer or metric
+            return _in_use
+
+        async def on_task_end(self, data: TaskEnd) -> None:
+            for note in _task_end_notes(data.log):
+                warnings.warn(note, stacklevel=2)
