@@ -1253,16 +1253,6 @@ def read_counts(
     Counts or dict of tuple to Counts
         A single :class:`Counts`, or one per group if `group_by` is given.
 
-    Warns
-    -----
-    UserWarning
-        In the long layout: for attempts with no outcome (an empty cell,
-        ``NA``, JSON ``null``), which count as not run, naming their lines;
-        and for a column besides the task, outcome and group columns whose
-        values split the tasks into groups that share them (a ``model``,
-        ``system``, ``checkpoint`` or ``prompt`` column, ...), whose attempts
-        would be pooled as one system's: the message suggests `group_by`.
-
     Raises
     ------
     FileNotFoundError
@@ -1272,6 +1262,16 @@ def read_counts(
         exist, an undetectable layout, no rows, invalid counts or outcomes
         (the message names column, row, value and task), or a task repeated
         in a counts or matrix table (the message suggests `group_by`).
+
+    Warns
+    -----
+    UserWarning
+        In the long layout: for attempts with no outcome (an empty cell,
+        ``NA``, JSON ``null``), which count as not run, naming their lines;
+        and for a column besides the task, outcome and group columns whose
+        values split the tasks into groups that share them (a ``model``,
+        ``system``, ``checkpoint`` or ``prompt`` column, ...), whose attempts
+        would be pooled as one system's: the message suggests `group_by`.
 
     See Also
     --------
