@@ -221,8 +221,9 @@ def test_matrix_parquet_table(tau_files):
     out = run(tau_files["matrix"], "--layout", "matrix", "--task", "task_id", "--k", "1,10",
               "--method", "all", *FAST)
     lines = out.stdout.splitlines()
-    assert lines[0].startswith("all tasks: J=50 tasks, m=4; mixture H=")
-    assert "loglik=" in lines[0]
+    # the model in words, with its own log-likelihood
+    assert re.fullmatch(r"all tasks: J=50 tasks, m=4; Beta mixture, \d components? \(BIC\), "
+                        r"log-likelihood -\d+\.\d{3}", lines[0]), lines[0]
     header = lines[1].split()
     assert header[:4] == ["metric", "k", "method", "estimate"]
     body = [line.split() for line in lines[2:] if line.strip()]
@@ -240,7 +241,8 @@ def test_output_file(tau_files, tmp_path):
                  "--output", target)
     assert result.stdout == ""
     rows = json.loads(target.read_text())
-    assert len(rows) == 9 and {r["k"] for r in rows} == {1, 10, 100}
+    # the horizons every command defaults to
+    assert len(rows) == 12 and {r["k"] for r in rows} == {1, 10, 100, 1000}
 
 
 # --------------------------------------------------------------------------
@@ -262,7 +264,7 @@ def test_group_by_model_llmonkeys():
 def test_example_prints_all_models():
     out = run("--example", *FAST, "--method", "mixture").stdout
     for model in PYTHIA:
-        assert f"model='{model}': J=128 tasks, m=10; mixture H=" in out
+        assert f"model='{model}': J=128 tasks, m=10; Beta mixture, " in out
     assert out.count("pass@k  1000") == 7  # default example horizons include 1000
 
 
@@ -312,12 +314,24 @@ def test_fit_status_comes_from_the_model_used():
                              interval="delta")
     for key, fit in mixture.attrs["fits"].items():
         assert fit["loglik"] == pytest.approx(passmix.fit(groups[key], seed=0).loglik, abs=1e-6)
-    # the text table's header names the model whose log-likelihood it shows
+    # the text table's header says the model in words; the joint log-likelihood once,
+    # as all systems', never as a system's own
     pooled_text = format_table(table, groups, ["model"], 0.95)
     mixture_text = format_table(mixture, groups, ["model"], 0.95)
-    assert pooled_text.count("; pooled normal H=1 (joint), loglik=") == len(groups)
-    assert "mixture H=" not in pooled_text
-    assert mixture_text.count("; mixture H=") == len(groups) and "pooled" not in mixture_text
+    assert pooled_text.count(
+        f"pooled model: 7 systems fitted jointly, task difficulties from one normal "
+        f"distribution; joint log-likelihood {joint.loglik:.3f} (all systems)\n") == 1
+    assert pooled_text.count("log-likelihood") == 1 and "loglik" not in pooled_text
+    assert pooled_text.count("m=10; pooled model (task difficulties shared with the other 6 "
+                             "systems)\n") == len(groups)
+    assert "mixture" not in pooled_text
+    for key in groups:
+        own = mixture.attrs["fits"][key]
+        h = own["n_components"]
+        assert (f"model={key[0]!r}: J=128 tasks, m=10; Beta mixture, {h} "
+                f"component{'s' if h > 1 else ''} (BIC), log-likelihood {own['loglik']:.3f}"
+                ) in mixture_text
+    assert "pooled" not in mixture_text
 
 def test_interval_option():
     profile = records(run("--example", "--k", "1000", "--method", "mixture", "--format", "json"))
@@ -774,7 +788,135 @@ class TestRank:
         assert (tmp_path / "rank.png").stat().st_size > 1000
 
     def test_table_and_errors(self):
-        text = invoke("rank", self.M10, "--group-by", "model", "--k", "10").stdout
+        # the bundled example is this file grouped by model
+        text = invoke("rank", "--example", "--k", "10").stdout
         assert "rank_lower" in text and "Pythia 12B" in text
         out = invoke("rank", self.M10, "--group-by", "model", "--method", "direct", code=2)
         assert "'direct' is not one of" in out.output
+
+
+# --------------------------------------------------------------------------
+# what a newcomer meets: tables of attempts, partial scores, shared defaults,
+# --example and --plot everywhere, names as names
+# --------------------------------------------------------------------------
+
+
+def _attempts(tmp_path: Path, name: str = "long.csv") -> Path:
+    """model,task,trial,outcome: two models on the same 6 tasks, 4 trials each."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame([(m, f"t{t}", r, int(rng.random() < p))
+                          for m, p in (("small", 0.3), ("medium", 0.6))
+                          for t in range(6) for r in range(4)],
+                         columns=["model", "task", "trial", "outcome"])
+    path = tmp_path / name
+    frame.to_csv(path, index=False)
+    return path
+
+
+class TestAttemptTables:
+    def test_missing_outcomes_and_systems_read_as_one_are_warned(self, tmp_path):
+        path = _attempts(tmp_path)
+        lines = path.read_text().splitlines()
+        lines[3] = lines[3].rsplit(",", 1)[0] + ","     # line 4 of the file: empty
+        lines[8] = lines[8].rsplit(",", 1)[0] + ",NA"   # line 9: NA
+        path.write_text("\n".join(lines) + "\n")
+        result = run(path, "--method", "naive", "--k", "1", "--format", "json")
+        warned = [line for line in result.stderr.splitlines() if line.startswith("Warning:")]
+        assert "Warning: 2 attempts have no outcome (lines 4, 9 of 'long.csv'); they are " \
+               "left out as not run." in warned
+        (merged,) = [line for line in warned if "'model'" in line]
+        assert "column 'model' has 2 values ('small', 'medium') that share tasks" in merged
+        assert "(--group-by model)" in merged
+        rows = records(result)  # what was read: both models as one, 2 attempts short
+        frame = pd.read_csv(path)
+        (p1,) = select(rows, metric="pass@k", k=1)
+        want = frame.dropna().groupby("task")["outcome"].mean().mean()
+        assert p1["estimate"] == pytest.approx(want)
+        # grouped as suggested: one set per model, the missing outcomes still said
+        grouped = run(path, "--group-by", "model", "--method", "naive", "--k", "1")
+        assert "'model' has 2 values" not in grouped.stderr
+        assert "model='small': J=6 tasks, m=3-4" in grouped.stdout  # t0, t1 lost one
+
+    def test_a_bad_value_is_named_with_its_own_line(self, tmp_path):
+        path = _attempts(tmp_path)
+        lines = path.read_text().splitlines()
+        lines[9] = lines[9].rsplit(",", 1)[0] + ",yes"  # line 10, a 'small' attempt
+        path.write_text("\n".join(lines) + "\n")
+        for args in ([], ["--group-by", "model"]):
+            result = run(path, "--method", "naive", *args, code=1)
+            assert "Error: column 'outcome' has value 'yes' in line 10 of 'long.csv' " \
+                   "(task 't2')" in result.stderr
+
+    def test_jsonl_errors_name_the_line(self, tmp_path):
+        path = _write(tmp_path, "runs.jsonl", '{"task": "a", "outcome": 1}\n'
+                                              '{"task": "a", "outcome": 0\n')
+        result = run(path, code=1)
+        assert result.stderr.startswith("Error: cannot read ") and "line 2 is not valid " \
+            "JSON" in result.stderr and "position" not in result.stderr
+
+    def test_threshold_scores_a_table(self, tmp_path):
+        rng = np.random.default_rng(1)
+        frame = pd.DataFrame({"task": np.repeat([f"t{j}" for j in range(8)], 5),
+                              "score": rng.random(40).round(2)})
+        path = tmp_path / "scores.csv"
+        frame.to_csv(path, index=False)
+        refused = run(path, "--method", "naive", code=1)
+        assert "for partial scores pass threshold= (--threshold" in refused.stderr
+        rows = records(run(path, "--threshold", "0.5", "--method", "naive", "--k", "1,5",
+                           "--format", "json"))
+        rate = (frame["score"] >= 0.5).groupby(frame["task"]).mean()
+        (p1,) = select(rows, metric="pass@k", k=1)
+        assert p1["estimate"] == pytest.approx(rate.mean())
+        (p5,) = select(rows, metric="pass^k", k=5)
+        assert p5["estimate"] == pytest.approx((rate ** 5).mean())  # the plug-in
+        # the harness-log options stay the logs'
+        assert "--scorer applies to harness logs" in run(path, "--scorer", "x", code=2).stderr
+
+
+class TestSharedDefaultsAndExamples:
+    def test_one_k_default_for_every_command(self, tmp_path):
+        from passmix._defaults import CLI_K
+
+        assert CLI_K == (1, 10, 100, 1000)
+        for command in ("estimate", "compare", "rank"):
+            text = " ".join(invoke(command, "--help").stdout.split())
+            assert "--example" in text and "--plot" in text
+            assert re.search(r"--k K\[,K\.\.\.\] Horizon.*\[default: 1,10,100,1000\]", text)
+        rows = records(run(_attempts(tmp_path), "--group-by", "model", "--method", "naive",
+                           "--format", "json"))
+        assert sorted({r["k"] for r in rows}) == [1, 10, 100, 1000]
+        # compare's default horizons, model-free on 10,000 trials a task
+        pair = json.loads(invoke("compare", MATH, "--group-by", "model", "--a", "Pythia 1B",
+                                 "--b", "Pythia 12B", "--method", "direct", "--format",
+                                 "json").stdout)
+        assert [r["k"] for r in pair] == [1, 10, 100, 1000]
+
+    def test_compare_example_picks_a_pair_and_says_so(self):
+        out = invoke("compare", "--example", "--method", "direct", "--k", "1,5", "--format",
+                     "json")
+        assert out.stderr.startswith("--example compares Pythia 1B (a) with Pythia 2.8B (b); "
+                                     "pass --a NAME --b NAME for another pair of: Pythia 12B,")
+        rows = json.loads(out.stdout)
+        assert {(r["model_a"], r["model_b"]) for r in rows} == {("Pythia 1B", "Pythia 2.8B")}
+        want = passmix.compare(passmix.Panel.read(example_path("math_m10"), "model"),
+                               "Pythia 1B", "Pythia 2.8B", k=[1, 5], method="direct", seed=0)
+        assert np.allclose([r["estimate"] for r in rows], want.estimate[0])
+        # --a/--b choose another, by name or (two group columns) by "value / value"
+        other = json.loads(invoke("compare", "--example", "--group-by", "model,benchmark",
+                                  "--a", "Pythia 70M / MATH", "--b", "Pythia 12B,MATH",
+                                  "--method", "direct", "--k", "1", "--format", "json").stdout)
+        assert [(r["model_a"], r["model_b"]) for r in other] == [("Pythia 70M", "Pythia 12B")]
+
+    @pytest.mark.parametrize("command", ["compare", "rank"])
+    def test_file_or_example(self, command, tmp_path):
+        assert "give a FILE to read, or --example" in invoke(command, code=2).stderr
+        assert "either FILE or --example" in invoke(command, MATH, "--example",
+                                                    code=2).stderr
+        assert "Missing option '--group-by'" in invoke(command, MATH, code=2).stderr
+
+    def test_estimate_plot(self, tmp_path):
+        target = tmp_path / "estimates.png"
+        result = run(_attempts(tmp_path), "--group-by", "model", "--method", "naive",
+                     "--k", "1,2,4", "--plot", target)
+        assert "model='small'" in result.stdout
+        assert target.stat().st_size > 1000

@@ -441,6 +441,33 @@ class TestInput:
         with pytest.raises(ValueError, match="at least two systems"):
             passmix.compare(Panel([[1, 2]], [[3, 3]]), k=1)
 
+    def test_read_counts_keys_name_systems(self):
+        """read_counts' 1-tuple keys and plain names are one system, and show as names."""
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        groups = passmix.read_counts(example_path("math_m10"), group_by="model")
+        by_key = passmix.compare(groups, ("Pythia 1B",), ("Pythia 12B",), k=[1, 5],
+                                 method="direct")
+        by_name = passmix.compare(groups, "Pythia 1B", "Pythia 12B", k=[1, 5], method="direct")
+        assert_allclose(by_key.estimate, by_name.estimate)
+        assert by_key.pairs == by_name.pairs == (("Pythia 1B", "Pythia 12B"),)
+        axes = by_key.plot(("Pythia 1B",), ("Pythia 12B",))
+        assert [line.get_label() for line in axes[0].lines] == ["Pythia 1B", "Pythia 12B"]
+        assert axes[1].get_ylabel() == "Pass@k: Pythia 12B - Pythia 1B"
+        plt.close("all")
+        # several group columns: a tuple, or its values joined by " / ", and shown so
+        two = passmix.read_counts(example_path("math_m10"), group_by=["model", "benchmark"])
+        result = passmix.compare(two, ("Pythia 1B", "MATH"), "Pythia 12B / MATH", k=[1, 5],
+                                 method="direct")
+        assert result.pairs == ((("Pythia 1B", "MATH"), ("Pythia 12B", "MATH")),)
+        assert result.plot()[1].get_ylabel() == "Pass@k: Pythia 12B / MATH - Pythia 1B / MATH"
+        plt.close("all")
+        with pytest.raises(ValueError, match="same system, 'Pythia 1B / MATH'"):
+            passmix.compare(two, ("Pythia 1B", "MATH"), "Pythia 1B / MATH", k=1)
+
     def test_a_pair_that_shares_no_task(self):
         panel = Panel([[1, 0], [0, 2]], [[3, 0], [0, 3]], systems=["x", "y"])
         with pytest.raises(ValueError, match="share no task"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import doctest
+import json
 import pickle
 import subprocess
 import sys
@@ -473,7 +474,9 @@ class TestReadCountsLayouts:
 
     def test_long(self, long_df):
         before = long_df.copy()
-        c = read_counts(long_df)
+        # the NaN outcome counts as not run, and is said
+        with pytest.warns(UserWarning, match=r"1 attempt has no outcome \(row 5\)"):
+            c = read_counts(long_df)
         assert c.tasks.tolist() == [0, 1, 2]
         assert c.successes.tolist() == [1, 2, 0] and c.trials.tolist() == [2, 2, 1]
         pd.testing.assert_frame_equal(long_df, before)
@@ -616,12 +619,14 @@ class TestReadCountsGroups:
     def test_numpy_bools_in_object_column(self):
         outcome = np.array([np.True_, None, 0], dtype=object)
         df = pd.DataFrame({"task": [1, 1, 2], "outcome": outcome})
-        c = read_counts(df)
+        with pytest.warns(UserWarning, match=r"no outcome \(row 1\)"):
+            c = read_counts(df)
         assert c.successes.tolist() == [1, 0] and c.trials.tolist() == [1, 1]
 
     def test_long_grouped(self, long_df):
         df = pd.concat([long_df.assign(model="x"), long_df.assign(model="w")])
-        out = read_counts(df, group_by="model")
+        with pytest.warns(UserWarning, match="2 attempts have no outcome"):
+            out = read_counts(df, group_by="model")
         assert list(out) == [("w",), ("x",)]
         assert out[("x",)].successes.tolist() == [1, 2, 0]
 
@@ -957,3 +962,189 @@ def test_reading_and_help_are_light():
     helps = ("import sys\nfrom passmix.cli import main\nsys.argv = ['passmix', '--help']\n"
              "try:\n    main()\nexcept SystemExit:\n    pass")
     assert _loaded(helps, _HEAVY) == []
+
+
+# ---------------------------------------------------------------------------
+# what read_counts says about a table of attempts: missing outcomes, systems
+# read as one, the bad value and its line, partial scores
+# ---------------------------------------------------------------------------
+
+
+def _attempts_csv(path: Path, models=("small", "medium"), tasks=4, trials=3) -> Path:
+    """model,task,trial,outcome: every model on every task, outcomes 1 on even trials."""
+    lines = ["model,task,trial,outcome"]
+    lines += [f"{m},t{t},{r},{int(r % 2 == 0)}" for m in models for t in range(tasks)
+              for r in range(trials)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class TestMissingOutcomes:
+    def test_csv_empty_cell_and_na_are_named_by_line(self, tmp_path):
+        lines = ["task,outcome", "a,1", "a,0", "a,", "b,1", "b,NA", "b,0"]
+        path = tmp_path / "runs.csv"
+        path.write_text("\n".join(lines) + "\n")
+        with pytest.warns(UserWarning) as said:
+            c = read_counts(path)
+        # header is line 1: the empty cell is line 4, the NA line 6
+        (message,) = [str(w.message) for w in said if "no outcome" in str(w.message)]
+        assert message == ("2 attempts have no outcome (lines 4, 6 of 'runs.csv'); they are "
+                           "left out as not run.")
+        assert c.successes.tolist() == [1, 1] and c.trials.tolist() == [2, 2]
+
+    def test_jsonl_null_and_many_rows(self, tmp_path):
+        path = tmp_path / "runs.jsonl"
+        rows = [{"task": f"t{i % 3}", "outcome": None if i % 2 else 1} for i in range(14)]
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+        with pytest.warns(UserWarning, match=r"^7 attempts have no outcome \(lines 2, 4, 6, "
+                                             r"8, 10 \.\.\. of 'runs\.jsonl'\); they are left "
+                                             r"out as not run\.$"):
+            c = read_counts(path)
+        assert c.trials.sum() == 7 and c.successes.sum() == 7
+
+    def test_complete_outcomes_say_nothing(self, tmp_path):
+        path = tmp_path / "runs.csv"
+        path.write_text("task,outcome\na,1\na,0\nb,1\n")
+        with warnings_as_errors():
+            read_counts(path)
+        # a matrix's NaN cells are attempts not run by design (ragged trials): no warning
+        with warnings_as_errors():
+            read_counts(pd.DataFrame({"task": ["a", "b"], "t1": [1, 0], "t2": [np.nan, 1]}))
+
+
+class TestSystemsReadAsOne:
+    def test_model_column_without_group_by_is_named(self, tmp_path):
+        path = _attempts_csv(tmp_path / "long.csv")
+        with pytest.warns(UserWarning, match=r"column 'model' has 2 values \('small', "
+                                             r"'medium'\) that share tasks.*pooled into one "
+                                             r"count per task\. Pass group_by='model' "
+                                             r"\(--group-by model\)"):
+            merged = read_counts(path)
+        assert merged.trials.tolist() == [6] * 4  # what was read: both models as one
+        with warnings_as_errors():  # grouped: nothing to say, and the trial column is no system
+            groups = read_counts(path, group_by="model")
+        assert list(groups) == [("medium",), ("small",)]
+        assert groups[("small",)].trials.tolist() == [3] * 4
+
+    def test_a_second_system_column_within_groups(self, tmp_path):
+        frame = pd.read_csv(_attempts_csv(tmp_path / "long.csv"))
+        both = pd.concat([frame.assign(prompt="p1"), frame.assign(prompt="p2")])
+        with pytest.warns(UserWarning, match=r"column 'prompt' .*group_by=\['model', 'prompt'\] "
+                                             r"\(--group-by model,prompt\)"):
+            read_counts(both, group_by="model")
+
+    def test_an_unnamed_column_that_splits_shared_tasks(self):
+        # not a known name, but attempts repeat under each value, with both outcomes
+        frame = pd.DataFrame({"task": ["a", "a", "b", "b"] * 2,
+                              "variant_of_the_run": ["x"] * 4 + ["y"] * 4,
+                              "outcome": [1, 0, 0, 1, 1, 1, 0, 0]})
+        with pytest.warns(UserWarning, match="column 'variant_of_the_run' has 2 values"):
+            read_counts(frame)
+
+    def test_columns_that_are_not_systems_say_nothing(self):
+        frame = pd.DataFrame({
+            "task": ["a", "a", "b", "b", "a", "b"],
+            "attempt": [0, 1, 0, 1, 2, 2],             # numbers the attempts
+            "category": ["x", "x", "y", "y", "x", "y"],  # a property of the task
+            "answer": ["A", "B", "C", "C", "A", "D"],    # graded right or wrong as a whole
+            "latency": [0.31, 1.2, 0.8, 0.5, 0.44, 2.1],
+            "outcome": [1, 0, 1, 1, 1, 0]})
+        with warnings_as_errors():
+            c = read_counts(frame)
+        assert c.trials.tolist() == [3, 3]
+
+
+class TestBadValuesAndTheirLines:
+    @pytest.mark.parametrize("group_by", [None, "model"])
+    @pytest.mark.filterwarnings("ignore:column 'model' has 2 values")
+    def test_yes_in_a_01_column_is_named_with_its_line(self, tmp_path, group_by):
+        path = _attempts_csv(tmp_path / "long.csv", tasks=10)
+        lines = path.read_text().splitlines()
+        lines[9] = lines[9].rsplit(",", 1)[0] + ",yes"  # the 10th line of the file
+        path.write_text("\n".join(lines) + "\n")
+        # the offending value and its own line, whichever group it is in (grouped, the
+        # first group read, 'medium', holds only 0/1 read as text: not the culprit)
+        with pytest.raises(ValueError, match=r"column 'outcome' has value 'yes' in line 10 "
+                                             r"of 'long.csv' \(task 't2'\)"):
+            read_counts(path, group_by=group_by)
+
+    def test_true_false_text_is_not_the_culprit(self, tmp_path):
+        path = tmp_path / "long.csv"
+        path.write_text("task,outcome\na,True\na,False\nb,True\nb,maybe\n")
+        with pytest.raises(ValueError, match="value 'maybe' in line 5"):
+            read_counts(path)
+
+    def test_matrix_in_groups(self, tmp_path):
+        path = tmp_path / "m.csv"
+        path.write_text("model,task,t1,t2\nA,a,1,0\nA,b,0,1\nB,a,1,1\nB,b,oops,0\n")
+        with pytest.raises(ValueError, match=r"matrix value 'oops' in line 5 of 'm.csv' "
+                                             r"\(task 'b'\), column 't1'"):
+            read_counts(path, group_by="model", layout="matrix")
+
+    @pytest.mark.parametrize("name, body, message", [
+        ("bad.jsonl", '{"task": "a", "outcome": 1}\n\n{"task": "b", "outcome": 0}\n'
+                      '{"task": "c" "outcome": 1}\n',
+         r"cannot read .*bad\.jsonl' as JSONL: line 4 is not valid JSON \(Expecting ',' "
+         r"delimiter at column 14\): \{\"task\": \"c\" \"outcome\": 1\}"),
+        ("bad.json", '[{"task": "a", "outcome": 1},\n {"task": "b" "outcome": 0}]\n',
+         r"cannot read .*bad\.json' as JSON: line 2, column 15: Expecting ',' delimiter"),
+        ("lines.json", '{"task": "a", "outcome": 1}\n{"task": "b", "outcome": }\n',
+         r"cannot read .*lines\.json' as JSON: line 2 is not valid JSON"),
+    ])
+    def test_json_errors_name_the_line(self, tmp_path, name, body, message):
+        path = tmp_path / name
+        path.write_text(body)
+        with pytest.raises(ValueError, match=message) as raised:
+            read_counts(path)
+        assert "position" not in str(raised.value)
+
+
+class TestThreshold:
+    def test_long_scores(self, tmp_path):
+        path = tmp_path / "scores.csv"
+        path.write_text("task,score\na,0.9\na,0.4\na,0.5\nb,0.1\nb,\nc,1.0\n")
+        with pytest.raises(ValueError, match=r"column 'score' has value 0\.9 in line 2 .*; for "
+                                             r"partial scores pass threshold="):
+            read_counts(path)
+        with pytest.warns(UserWarning, match="no outcome"):
+            c = read_counts(path, threshold=0.5)  # 0.5 itself is a success
+        assert c.tasks.tolist() == ["a", "b", "c"]
+        assert c.successes.tolist() == [2, 0, 1] and c.trials.tolist() == [3, 1, 1]
+        # a DataFrame the same, and not modified
+        frame = pd.read_csv(path)
+        before = frame.copy()
+        with pytest.warns(UserWarning, match=r"1 attempt has no outcome \(row 4\)"):
+            assert read_counts(frame, threshold=0.95).successes.tolist() == [0, 0, 1]
+        pd.testing.assert_frame_equal(frame, before)
+
+    def test_matrix_scores_and_trials(self):
+        frame = pd.DataFrame({"task": ["a", "b"], "r1": [0.2, 0.8], "r2": [0.7, np.nan]})
+        c = read_counts(frame, threshold=0.5)
+        assert c.successes.tolist() == [1, 1] and c.trials.tolist() == [2, 1]
+        matrix = passmix.read_trials(frame, threshold=0.5)
+        assert_array_equal(matrix, [[0.0, 1.0], [1.0, np.nan]])
+
+    def test_bad_values_and_counts_refuse_it(self):
+        with pytest.raises(ValueError, match=r"value 'high' in row 1 .*numbers \(scores "
+                                             r"compared with the threshold\)"):
+            read_counts(pd.DataFrame({"task": ["a", "b"], "score": [0.5, "high"]}),
+                        threshold=0.5)
+        with pytest.raises(ValueError, match=r"threshold= scores outcomes .* holds counts"):
+            read_counts(pd.DataFrame({"task": ["a"], "successes": [1], "trials": [2]}),
+                        threshold=0.5)
+        with pytest.raises(ValueError, match="threshold must be a finite number"):
+            read_counts(pd.DataFrame({"task": ["a"], "score": [0.5]}), threshold=float("nan"))
+
+
+class warnings_as_errors:
+    """Turn every warning inside into an error (nothing should be said)."""
+
+    def __enter__(self):
+        import warnings
+
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("error")
+
+    def __exit__(self, *exc):
+        return self._catch.__exit__(*exc)

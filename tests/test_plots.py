@@ -329,6 +329,68 @@ class TestPlotMixtureDensity:
 
 
 # --------------------------------------------------------------------------
+class TestFitPlotMethods:
+    """The fits' own ``plot()``: the horizon curve of :func:`plot_horizon`, labelled by name."""
+
+    def test_mixture_fit_plot_is_plot_horizon(self, hump_fit):
+        k = [1, 10, 100]
+        ax = hump_fit.plot(k=k, interval="delta", label="mine")
+        line = line_labelled(ax, "mine")
+        assert_allclose(line.get_ydata(), hump_fit.metric("pass@k", k))
+        lo, hi = band_at(band_of(ax), k)
+        want = hump_fit.delta("pass@k", k)
+        assert_allclose(lo, want.lower, rtol=1e-6)
+        assert_allclose(hi, want.upper, rtol=1e-6)
+        assert hump_fit.plot(k=k, metric="pass^k", interval="delta").get_ylabel() == "Pass^k"
+
+    def test_pooled_fit_plot_draws_every_system_by_name(self):
+        rng = np.random.default_rng(0)
+        p = rng.beta(1, 3, size=(2, 40))
+        y = rng.binomial(6, np.stack([p[0], np.sqrt(p[0])]))
+        frame = pd.DataFrame({"model": np.repeat(["small", "large"], 40),
+                              "task": np.tile(np.arange(40), 2),
+                              "successes": y.ravel(), "trials": 6})
+        groups = passmix.read_counts(frame, group_by="model")  # keys ('large',), ('small',)
+        fit = passmix.fit_pooled(groups, seed=0)
+        k = [1, 5, 50]
+        ax = fit.plot(k=k)
+        labels = legend_texts(ax)
+        assert "small" in labels and "large" in labels and "('small',)" not in labels
+        # the notes once for both curves: one band entry, one trials line
+        assert sum("interval" in text for text in labels) == 1
+        assert sum(text.startswith("trials observed") for text in labels) == 1
+        small = line_labelled(ax, "small")
+        assert_allclose(small.get_ydata(), fit.system("small").metric("pass@k", k))
+        lower, upper = fit.system(("small",)).interval("pass@k", k, method="delta")
+        bands = [c for c in ax.collections if isinstance(c, PolyCollection)]
+        assert len(bands) == 2
+        lo, hi = band_at(bands[[ln.get_label() for ln in ax.get_lines()
+                                if not ln.get_label().startswith("trials")].index("small")], k)
+        assert_allclose(lo, lower, rtol=1e-6)
+        assert_allclose(hi, upper, rtol=1e-6)
+        one = fit.plot(k=k, systems=["large"])
+        assert [ln.get_label() for ln in one.get_lines()][0] == "large"
+
+
+class TestPlotEstimates:
+    def test_groups_by_plain_name_one_panel_per_metric(self):
+        from passmix.plots import plot_estimates
+
+        groups = {("small",): passmix.Counts([0, 2, 5, 1], [5] * 4),
+                  ("large",): passmix.Counts([3, 4, 5, 2], [5] * 4)}
+        table = passmix.estimate_table(groups, ["model"], k=[1, 5], method="naive")
+        before = table.copy()
+        axes = plot_estimates(table, ["model"])
+        assert [a.get_ylabel() for a in axes] == ["Pass@k", "Pass^k", "AUC@k"]
+        assert sorted(legend_texts(axes[0])) == ["large", "small"]
+        pd.testing.assert_frame_equal(table, before)
+        (small,) = [c for c in axes[0].containers if c.get_label() == "small"]
+        want = table[(table["model"] == "small") & (table["metric"] == "pass@k")]
+        assert_allclose(small.lines[0].get_ydata(), want["estimate"])
+        with pytest.raises(ValueError, match="table has no column 'system'"):
+            plot_estimates(table, ["system"])
+
+
 def test_never_calls_show(hump_fit, monkeypatch):
     def boom(*args, **kwargs):
         raise AssertionError("plt.show() called")

@@ -11,10 +11,12 @@ METRICS = ("pass@k", "pass^k", "auc@k")
 LEVEL = 0.95
 #: Interval methods of a fitted mixture; the first is the default.
 INTERVAL_METHODS = ("profile", "delta")
-#: Horizons of ``summary()`` and of ``passmix estimate --example``.
+#: Horizons of ``summary()``.
 SUMMARY_K = (1, 10, 100, 1000)
-#: Horizons of ``passmix estimate FILE``.
-CLI_K = (1, 10, 100)
+#: Horizons of every command (``passmix estimate``, ``compare``, ``rank``, with or
+#: without ``--example``) and of ``estimate_table``: the same as ``summary()``'s, so a
+#: number does not change with the way it was asked for.
+CLI_K = SUMMARY_K
 #: Horizons whose metric draws a posterior sample stores.
 POSTERIOR_K = (1, 5, 10, 60, 100, 1000)
 #: Largest number of mixture components: beyond it nothing is identified at

@@ -104,7 +104,7 @@ def estimate_table(
     group_cols : sequence of str, default ()
         Names of the group columns, one per element of each key of `groups`;
         empty for a single :class:`~passmix.Counts`.
-    k : int or sequence of int, default (1, 10, 100)
+    k : int or sequence of int, default (1, 10, 100, 1000)
         Horizons, each a whole number ``>= 1``. Repeats are dropped.
     level : float, default 0.95
         Confidence level of the mixture's intervals.
@@ -156,7 +156,9 @@ def estimate_table(
         "loglik", "bic", "converged", "status"}`` of the first model among
         `method` that reports them (the mixture or the pooled fit; ``status``
         as :meth:`passmix.MixtureFit.status`), with ``"estimator"`` (and the
-        pooled fit's ``"family"``) where the model says them.
+        pooled fit's ``"family"``, ``"n_systems"`` and ``"slope"``) where the
+        model says them; a pooled fit's ``loglik`` and ``bic`` are the joint
+        fit's, of all systems together.
 
     Raises
     ------
@@ -281,7 +283,7 @@ def estimate_table(
 #: What ``attrs["fits"]`` keeps of a model's ``info()``.
 _FIT_KEYS = ("n_components", "loglik", "bic", "converged", "status")
 # and, where the model reports them, what names it in the text table's header
-_FIT_LABELS = ("estimator", "family")
+_FIT_LABELS = ("estimator", "family", "n_systems", "slope")
 
 @dataclass
 class _GroupRows:
@@ -469,17 +471,24 @@ def format_table(
     group_cols: Sequence[str],
     level: float,
 ) -> str:
-    """Aligned text: per group a one-line header with the fit, then its rows."""
+    """Aligned text: per group a one-line header with the fit, then its rows.
+
+    A pooled fit, one for all groups, is described once above them, with its
+    joint log-likelihood; each group's header names the model it got.
+    """
     metric_order = {m: i for i, m in enumerate(METRICS)}
     fits = table.attrs.get("fits", {})
     pct = f"{100 * level:g}%"
     blocks = [table.attrs["method_note"]] if "method_note" in table.attrs else []
+    pooled = next((f for f in fits.values() if f.get("estimator") == "pooled"), None)
+    if pooled is not None:
+        blocks.append(_pooled_note(pooled))
     for key, counts in groups.items():
         label = group_label(group_cols, key) or "all tasks"
         head = f"{label}: J={counts.n_observed} tasks, m={_trials_range(counts)}"
         if key in fits:
             f = fits[key]
-            head += f"; {_fit_label(f)}, loglik={f['loglik']:.3f}"
+            head += f"; {_fit_label(f)}"
             status = f.get("status", "converged" if f["converged"] else "NOT converged")
             if status != "converged":
                 head += f" ({status.removeprefix('converged; ')})"
@@ -503,13 +512,35 @@ def format_table(
 
 
 def _fit_label(fit: Mapping[str, Any]) -> str:
-    """The model of a group's header: ``mixture H=2``, or ``pooled normal H=1 (joint)``, whose
-    log-likelihood is the joint fit's."""
+    """The model of a group's header, in words.
+
+    A mixture's log-likelihood is the group's own, so it is shown; a pooled
+    fit's is of all systems at once, so :func:`_pooled_note` shows it once.
+    """
     if fit.get("estimator") == "pooled":
-        family = fit.get("family", "normal")
-        size = f" H={fit['n_components']}" if family != "grid" else ""
-        return f"pooled {family}{size} (joint)"
-    return f"mixture H={fit['n_components']}"
+        others = fit.get("n_systems", 2) - 1
+        shared = (f"task difficulties shared with the other {others} system"
+                  f"{'s' if others > 1 else ''}" if others > 0 else "one system")
+        return f"pooled model ({shared})"
+    h = fit["n_components"]
+    return (f"Beta mixture, {h} component{'s' if h > 1 else ''} (BIC), "
+            f"log-likelihood {fit['loglik']:.3f}")
+
+
+def _pooled_note(fit: Mapping[str, Any]) -> str:
+    """The pooled model in one line: what it assumes, and its joint log-likelihood."""
+    n = fit.get("n_systems", 0)
+    family, h = fit.get("family", "normal"), fit["n_components"]
+    if family == "grid":
+        difficulty = "one distribution on a grid (no shape assumed)"
+    elif h > 1:
+        difficulty = f"a mixture of {h} normal distributions"
+    else:
+        difficulty = "one normal distribution"
+    slopes = ", a slope per system" if fit.get("slope") else ""
+    return (f"pooled model: {n} system{'s' if n != 1 else ''} fitted jointly, task "
+            f"difficulties from {difficulty}{slopes}; joint log-likelihood "
+            f"{fit['loglik']:.3f} (all systems)")
 
 
 def _aligned(columns: list[tuple[str, list[str], bool]]) -> list[str]:

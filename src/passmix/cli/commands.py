@@ -25,9 +25,10 @@ from typing import Any
 import click
 
 from .. import __version__
-from .._defaults import CLI_K, INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, SUMMARY_K
+from .._defaults import CLI_K, INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT
 from .._validation import check_k
 from ..data.counts import LAYOUTS, read_counts
+from ..data.panel import system_name
 from ..examples import example_path
 from ..estimators.registry import estimator_names, get_estimator
 from ..tables import NOISE, estimate_table, render
@@ -41,6 +42,12 @@ __all__ = ["main"]
 FORMATS = ("table", "csv", "json")
 EXAMPLE_NAME = "math_m10"
 EXAMPLE_GROUP_BY = ("model",)
+#: the pair ``passmix compare --example`` compares unless --a/--b name another
+EXAMPLE_PAIR = ("Pythia 1B", "Pythia 2.8B")
+#: ``--k``'s default, as the help shows it
+_K_DEFAULT = ",".join(map(str, CLI_K))
+_EXAMPLE_HELP = (f"Use the bundled example ({EXAMPLE_NAME}: 7 Pythia models on 128 MATH "
+                 f"problems, 10 trials each) instead of FILE, grouped by model.")
 
 
 # --------------------------------------------------------------------------
@@ -265,15 +272,12 @@ def main() -> None:
 
 @main.command(context_settings={"show_default": True})
 @click.argument("file", required=False, type=click.Path(path_type=Path))
-@click.option("--example", is_flag=True,
-              help=f"Use the bundled example ({EXAMPLE_NAME}: Pythia models on 128 MATH "
-                   f"problems, 10 trials each) instead of FILE; groups by model and uses "
-                   f"k = {','.join(map(str, SUMMARY_K))} unless told otherwise.")
+@click.option("--example", is_flag=True, help=_EXAMPLE_HELP)
 @click.option("--group-by", "group_by", multiple=True, metavar="COLS",
               help="Column(s) identifying systems or settings, comma-separated (or "
                    "repeat the option); one set of estimates per group.")
-@click.option("--k", "k", type=HorizonList(), default=None,
-              help=f"Horizons, comma-separated.  [default: {','.join(map(str, CLI_K))}]")
+@click.option("--k", "k", type=HorizonList(), default=_K_DEFAULT,
+              help="Horizons, comma-separated.")
 @click.option("--level", type=LevelType(), default=0.95,
               help="Confidence level of the mixture's intervals.")
 @click.option("--interval", "interval", type=click.Choice(INTERVAL_METHODS, case_sensitive=False),
@@ -307,11 +311,17 @@ def main() -> None:
 @click.option("--metric", "log_metric", default=None, metavar="NAME",
               help="lm-eval samples: the metric whose value is the outcome.")
 @click.option("--threshold", type=FiniteFloat(), default=None,
-              help="Logs: a score >= THRESHOLD is a success (for partial or numeric scores).")
+              help="A score >= THRESHOLD is a success: partial or numeric scores in a "
+                   "table's outcome column(s) or in a harness log.")
 @click.option("--status", type=click.Choice(("plus", "base"), case_sensitive=False),
               default=None, help="EvalPlus: success on the plus (default) or base tests.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               default=None, metavar="PATH", help="Write to this file instead of stdout.")
+@click.option("--plot", "plot", default=None, metavar="PATH",
+              type=click.Path(dir_okay=False, writable=True, path_type=Path),
+              help="Save a figure of the estimates here (PNG, PDF, SVG, ...: by suffix): "
+                   "one panel per metric, each group's estimates against k with their "
+                   "intervals.")
 @click.option("--jobs", "-j", type=click.IntRange(min=-1), default=-1, metavar="N",
               help="Processes fitting groups in parallel, on Linux (-1: one per CPU; 1: none).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -340,6 +350,7 @@ def estimate(
     threshold: float | None,
     status: str | None,
     output: Path | None,
+    plot: Path | None,
     jobs: int,
     quiet: bool,
 ) -> None:
@@ -358,6 +369,7 @@ def estimate(
       passmix estimate results.csv --group-by model --k 1,10,100,1000
       passmix estimate runs.jsonl --method all --format json -o estimates.json
       passmix estimate logs/run.eval --group-by model --scorer match --k 1,10,100
+      passmix estimate scores.csv --threshold 0.5 --plot estimates.png
     """
     if file is not None and example:
         raise click.UsageError("give either FILE or --example, not both.", ctx)
@@ -370,10 +382,9 @@ def estimate(
         source: Path = example_path(EXAMPLE_NAME)
         if not group_by:
             group_cols = list(EXAMPLE_GROUP_BY)
-        horizons = k if k is not None else SUMMARY_K
     else:
         source = file
-        horizons = k if k is not None else CLI_K
+    horizons = k
 
     options = {name: value for name, value in (("scorer", scorer), ("metric", log_metric),
                                                 ("threshold", threshold), ("status", status))
@@ -386,6 +397,7 @@ def estimate(
                 log if log is not None else source, layout=layout.lower(),
                 group_by=group_cols or None, task=task, successes=successes, trials=trials,
                 outcome=outcome, log_format="table",
+                threshold=threshold if log is None else None,  # a log's reader scored it
             )
             groups = data if isinstance(data, dict) else {(): data}
             table = estimate_table(
@@ -402,6 +414,10 @@ def estimate(
                 click.echo(text, nl=False)
             else:
                 output.write_text(text, encoding="utf-8")
+            if plot is not None:
+                from ..plots.table import plot_estimates
+
+                _save_plot(lambda: plot_estimates(table, group_cols)[0].figure, plot)
         except BrokenPipeError:  # e.g. `passmix estimate ... | head`: stop quietly
             _silence_stdout()
             ctx.exit(1)
@@ -410,14 +426,44 @@ def estimate(
 
 
 
+def _save_plot(draw: Callable[[], Any], path: Path) -> None:
+    """Draw a figure (``draw()`` returns it) without a display, and save it to `path`."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # before pyplot is imported: no window, also without a display
+    import matplotlib.pyplot as plt
+
+    figure = draw()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
 def _systems_command_head() -> Callable:
-    """A command on systems that share tasks: FILE and --group-by (required)."""
+    """A command on systems that share tasks: FILE (or --example) and --group-by."""
     return _stacked(
         main.command(context_settings={"show_default": True}),
-        click.argument("file", type=click.Path(path_type=Path)),
-        click.option("--group-by", "group_by", multiple=True, metavar="COLS", required=True,
-                     help="Column(s) naming the systems, comma-separated."),
+        click.argument("file", required=False, type=click.Path(path_type=Path)),
+        click.option("--example", is_flag=True, help=_EXAMPLE_HELP),
+        click.option("--group-by", "group_by", multiple=True, metavar="COLS",
+                     help="Column(s) naming the systems, comma-separated (required with "
+                          "FILE)."),
     )
+
+
+def _systems_source(ctx: click.Context, file: Path | None, example: bool,
+                    group_by: tuple[str, ...]) -> tuple[Path, tuple[str, ...]]:
+    """FILE and --group-by, or the bundled example grouped by model."""
+    if file is not None and example:
+        raise click.UsageError("give either FILE or --example, not both.", ctx)
+    if example:
+        return example_path(EXAMPLE_NAME), group_by or EXAMPLE_GROUP_BY
+    if file is None:
+        raise click.UsageError("give a FILE to read, or --example for the bundled data.", ctx)
+    if not group_by:
+        raise click.UsageError("Missing option '--group-by': name the column(s) of FILE "
+                               "that identify the systems.", ctx)
+    return file, group_by
 
 
 def _systems_command_tail(plot_help: str, seed_help: str) -> Callable:
@@ -444,6 +490,7 @@ def _read_panel(file: Path, group_by: tuple[str, ...], ctx: click.Context, **col
     if not group_cols:
         raise click.BadParameter("no column names given.", ctx, param_hint="'--group-by'")
     groups = read_counts(file, group_by=group_cols, **columns)
+    # tuple labels, one value per group column, which the output spreads over the columns
     return Panel.from_counts(groups, unpack=False), group_cols
 
 
@@ -457,10 +504,11 @@ def _emit(text: str, output: Path | None) -> None:
 @_systems_command_head()
 @click.option("--a", "a", default=None, metavar="NAME",
               help="First system of one pair (with --b; values of several --group-by "
-                   "columns joined by commas). Without --a/--b every pair is compared.")
+                   "columns joined by commas or ' / '). Without --a/--b every pair is "
+                   f"compared (with --example: {EXAMPLE_PAIR[0]} and {EXAMPLE_PAIR[1]}).")
 @click.option("--b", "b", default=None, metavar="NAME",
               help="Second system: the difference is b minus a.")
-@click.option("--k", "k", type=HorizonList(), default="1,10,100,1000", help="Horizons.")
+@click.option("--k", "k", type=HorizonList(), default=_K_DEFAULT, help="Horizons.")
 @click.option("--metric", type=click.Choice(("pass@k", "pass^k", "auc@k"), case_sensitive=False),
               default="pass@k", help="The metric compared.")
 @click.option("--method", type=click.Choice(_COMPARE_METHODS, case_sensitive=False),
@@ -476,9 +524,9 @@ def _emit(text: str, output: Path | None) -> None:
               help="Level of the pointwise intervals and of the simultaneous band.")
 @_systems_command_tail("Save the first pair's (or --a/--b's) figure here.",
                        "Seed of the fit and of the band.")
-def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | None,
-            b: str | None, k: tuple[int, ...], metric: str, method: str, interval: str | None,
-            draws: int, level: float, fmt: str, plot: Path | None, seed: int,
+def compare(ctx: click.Context, file: Path | None, example: bool, group_by: tuple[str, ...],
+            a: str | None, b: str | None, k: tuple[int, ...], metric: str, method: str,
+            interval: str | None, draws: int, level: float, fmt: str, plot: Path | None, seed: int,
             task: str | None, successes: str | None, trials: str | None,
             outcome: str | None, output: Path | None) -> None:
     """Compare systems in FILE on the tasks they share: b - a at each k, with intervals.
@@ -489,6 +537,7 @@ def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | 
 
     \b
     Examples:
+      passmix compare --example
       passmix compare results.csv --group-by model --k 10,100,1000
       passmix compare results.csv --group-by model --a base --b rl --format json
       passmix compare results.csv --group-by model --method direct --k 1,2,5,10
@@ -498,19 +547,28 @@ def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | 
 
     if (a is None) != (b is None):
         raise click.UsageError("give both --a and --b, or neither to compare every pair.", ctx)
+    source, group_by = _systems_source(ctx, file, example, group_by)
     with _warnings_as_lines():
         try:
-            panel, group_cols = _read_panel(source := file, group_by, ctx, task=task,
+            panel, group_cols = _read_panel(source, group_by, ctx, task=task,
                                             successes=successes, trials=trials, outcome=outcome)
-            names = {",".join(map(str, label)): label for label in panel.systems}
+            if example and a is None and group_by == EXAMPLE_GROUP_BY:
+                # every pair of 7 systems is 21 profile searches: one pair shows the idea
+                a, b = EXAMPLE_PAIR
+                click.echo(f"--example compares {a} (a) with {b} (b); pass --a NAME --b NAME "
+                           "for another pair of: "
+                           f"{', '.join(system_name(s) for s in panel.systems)}.", err=True)
+            names = {text: label for label in panel.systems
+                     for text in (",".join(map(str, label)), system_name(label))}
             pair = [None, None]
             for n, (flag, name) in enumerate((("--a", a), ("--b", b))):
                 if name is not None:
                     if name not in names:
+                        shown = [system_name(s) for s in panel.systems]
                         raise ValueError(f"{flag} {name!r} matches no group of "
-                                         f"{','.join(group_cols)} in {source}; groups: "
-                                         f"{', '.join(list(names)[:10])}"
-                                         f"{', ...' if len(names) > 10 else ''}.")
+                                         f"{','.join(group_cols)} in {source.name}; groups: "
+                                         f"{', '.join(shown[:10])}"
+                                         f"{', ...' if len(shown) > 10 else ''}.")
                     pair[n] = names[name]
             sampling = {"draws": draws, "progressbar": False} if method.lower() == "posterior" \
                 else {}
@@ -522,12 +580,7 @@ def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | 
                 click.echo(f"method {result.details['why']}", err=True)
             _emit(_render_comparison(result, group_cols, fmt.lower()), output)
             if plot is not None:
-                import matplotlib
-
-                matplotlib.use("Agg")
-                axes = result.plot(*pair if a is not None else (None, None))
-                axes[0].figure.tight_layout()
-                axes[0].figure.savefig(plot, dpi=120)
+                _save_plot(lambda: result.plot(*pair)[0].figure, plot)
         except BrokenPipeError:
             _silence_stdout()
             ctx.exit(1)
@@ -537,7 +590,8 @@ def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | 
 
 
 @_systems_command_head()
-@click.option("--k", "k", type=HorizonList(), default="1", help="Horizon(s), each ranked alone.")
+@click.option("--k", "k", type=HorizonList(), default=_K_DEFAULT,
+              help="Horizon(s), each ranked alone.")
 @click.option("--metric", type=click.Choice(("pass@k", "pass^k", "auc@k"), case_sensitive=False),
               default="pass@k", help="The metric ranked.")
 @click.option("--method", type=click.Choice(_RANK_METHODS, case_sensitive=False),
@@ -546,7 +600,8 @@ def compare(ctx: click.Context, file: Path, group_by: tuple[str, ...], a: str | 
               help="Level of the simultaneous and rank intervals.")
 @_systems_command_tail("Save the (first) horizon's ranking figure here.",
                        "Seed of the fit and of the draws.")
-def rank(ctx: click.Context, file: Path, group_by: tuple[str, ...], k: tuple[int, ...],
+def rank(ctx: click.Context, file: Path | None, example: bool, group_by: tuple[str, ...],
+         k: tuple[int, ...],
          metric: str, method: str, level: float, fmt: str, plot: Path | None, seed: int,
          task: str | None, successes: str | None, trials: str | None, outcome: str | None,
          output: Path | None) -> None:
@@ -554,15 +609,17 @@ def rank(ctx: click.Context, file: Path, group_by: tuple[str, ...], k: tuple[int
 
     \b
     Examples:
+      passmix rank --example --k 100
       passmix rank results.csv --group-by model --k 100
       passmix rank results.csv --group-by model --k 1,10 --format json
     """
     from ..compare import rank as rank_systems
 
+    source, group_by = _systems_source(ctx, file, example, group_by)
     with _warnings_as_lines():
         try:
-            panel, group_cols = _read_panel(file, group_by, ctx, task=task, successes=successes,
-                                            trials=trials, outcome=outcome)
+            panel, group_cols = _read_panel(source, group_by, ctx, task=task,
+                                            successes=successes, trials=trials, outcome=outcome)
             result = rank_systems(panel, list(k),
                                   metric=metric.lower(), method=method.lower(), level=level,
                                   seed=seed)
@@ -583,12 +640,7 @@ def rank(ctx: click.Context, file: Path, group_by: tuple[str, ...], k: tuple[int
                         + table.to_string(index=False, float_format="{:.4f}".format) + "\n")
             _emit(text, output)
             if plot is not None:
-                import matplotlib
-
-                matplotlib.use("Agg")
-                ax = result.plot()
-                ax.figure.tight_layout()
-                ax.figure.savefig(plot, dpi=120)
+                _save_plot(lambda: result.plot().figure, plot)
         except BrokenPipeError:
             _silence_stdout()
             ctx.exit(1)
@@ -631,8 +683,9 @@ def _read_log_file(source: Path, log_format: str, options: dict, group_cols: lis
     fmt = None if log_format == "table" else (
         detect_log_format(source) if log_format == "auto" else log_format)
     if fmt is None:
-        if options:
-            raise click.UsageError(f"--{next(iter(options))} applies to harness logs, and "
+        log_only = [name for name in options if name != "threshold"]  # a table takes it too
+        if log_only:
+            raise click.UsageError(f"--{log_only[0]} applies to harness logs, and "
                                    f"{source} is read as a table; pass --from FORMAT.")
         return None
     log = read_log(source, fmt, **options)

@@ -48,7 +48,7 @@ from scipy.special import ndtr
 from .._defaults import LEVEL
 from .._validation import check_k, check_level, check_metric, check_seed, check_whole
 from ..bayes._record import is_pooled
-from ..data.panel import Panel, as_panel
+from ..data.panel import Panel, as_panel, system_name
 from ..inference.delta import normal_quantile
 from .direct import multiplier_band, task_values
 from .result import Comparison
@@ -84,7 +84,7 @@ def _pairs(panel: Panel, a, b) -> list[tuple[int, int]]:
     if a is not None:
         ia, ib = panel.index(a), panel.index(b)
         if ia == ib:
-            raise ValueError(f"a and b are the same system, {a!r}.")
+            raise ValueError(f"a and b are the same system, '{system_name(panel.systems[ia])}'.")
         return [(ia, ib)]
     if panel.shape[0] < 2:
         raise ValueError("comparing needs at least two systems; the data have one.")
@@ -94,8 +94,8 @@ def _pairs(panel: Panel, a, b) -> list[tuple[int, int]]:
 def _shared(panel: Panel, ia: int, ib: int) -> np.ndarray:
     shared = (panel.trials[ia] > 0) & (panel.trials[ib] > 0)
     if not shared.any():
-        raise ValueError(f"systems {panel.systems[ia]!r} and {panel.systems[ib]!r} share "
-                         "no task.")
+        raise ValueError(f"systems '{system_name(panel.systems[ia])}' and "
+                         f"'{system_name(panel.systems[ib])}' share no task.")
     return shared
 
 
@@ -417,13 +417,15 @@ def _direct_pair(panel, ia, ib, shared, metric, k_arr, level, band, n_boot, rng)
     if k_arr[-1] > fewest:
         raise ValueError(
             f"k = {k_arr[-1]} exceeds the {fewest} trials that "
-            f"{panel.systems[ia if m[ia].min() <= m[ib].min() else ib]!r} ran on a task "
-            f"shared with {panel.systems[ib if m[ia].min() <= m[ib].min() else ia]!r}; "
+            f"'{system_name(panel.systems[ia if m[ia].min() <= m[ib].min() else ib])}' ran "
+            f"on a task shared with "
+            f"'{system_name(panel.systems[ib if m[ia].min() <= m[ib].min() else ia])}'; "
             "method='direct' needs k <= the fewest trials of the pair (method='pooled' "
             "reaches any k).")
     if shared.sum() < 2:
-        raise ValueError(f"systems {panel.systems[ia]!r} and {panel.systems[ib]!r} share "
-                         "one task; a direct comparison needs at least two.")
+        raise ValueError(f"systems '{system_name(panel.systems[ia])}' and "
+                         f"'{system_name(panel.systems[ib])}' share one task; a direct "
+                         "comparison needs at least two.")
     value_a = task_values(y[ia], m[ia], metric, k_arr)
     value_b = task_values(y[ib], m[ib], metric, k_arr)
     rows = value_b - value_a

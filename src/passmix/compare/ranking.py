@@ -73,6 +73,7 @@ class Ranking:
     def plot(self, k: int | None = None, *, ax=None):
         """Each system's metric with its simultaneous interval, best on top, the rank
         interval in its label (the first horizon unless `k` is given)."""
+        from ..data.panel import system_name
         from ..plots.fit import METRIC_LABELS, get_ax
 
         ks = self.table["k"].unique()
@@ -85,7 +86,7 @@ class Ranking:
         ax.errorbar(part["estimate"], y, xerr=[part["estimate"] - part["lower"],
                                                part["upper"] - part["estimate"]],
                     fmt="o", ms=4, capsize=2)
-        ax.set_yticks(y, [f"{s}  [{lo}-{hi}]" for s, lo, hi in
+        ax.set_yticks(y, [f"{system_name(s)}  [{lo}-{hi}]" for s, lo, hi in
                           zip(part["system"], part["rank_lower"], part["rank_upper"])])
         ax.set_xlabel(f"{METRIC_LABELS[self.metric]} at k = {k} "
                       f"({self.level:.0%} simultaneous; rank interval in brackets)")

@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..data.panel import same_system, system_name
+
 __all__ = ["Comparison"]
 
 
@@ -141,11 +143,17 @@ class Comparison:
         return table
 
     def pair(self, a, b) -> int:
-        """The position of pair (a, b) in :attr:`pairs` (KeyError if not compared)."""
+        """The position of pair (a, b) in :attr:`pairs` (KeyError if not compared).
+
+        A system is named by its label, or by a plain name for a one-column
+        group key and the other way round (:func:`passmix.data.panel.same_system`).
+        """
         for n, (x, y) in enumerate(self.pairs):
-            if x == a and y == b:
+            if same_system(x, a) and same_system(y, b):
                 return n
-        raise KeyError(f"pair ({a!r}, {b!r}) was not compared; pairs: {list(self.pairs)}")
+        shown = ", ".join(f"{system_name(x)} vs {system_name(y)}" for x, y in self.pairs[:10])
+        raise KeyError(f"pair ({system_name(a)}, {system_name(b)}) was not compared; pairs: "
+                       f"{shown}{', ...' if len(self.pairs) > 10 else ''}.")
 
     def plot(self, a=None, b=None, *, ax=None):
         """Both systems' curves, and their difference with its interval, band and certified

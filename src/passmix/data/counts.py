@@ -12,9 +12,12 @@ from __future__ import annotations
 import bz2
 import csv
 import gzip
+import json
 import lzma
 import numbers
 import os
+import re
+import warnings
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +44,20 @@ OUTCOME_ALIASES = (
     "outcome", "reward", "success", "correct", "passed", "result", "score", "is_correct",
 )
 LAYOUTS = ("auto", "counts", "long", "matrix")
+#: Column names (case-insensitive) that name a system or setting: a long table with
+#: one of them holding several values is several systems (see :func:`read_counts`).
+SYSTEM_ALIASES = (
+    "model", "model_name", "model_id", "system", "checkpoint", "ckpt", "prompt",
+    "prompt_id", "template", "agent", "policy", "config", "configuration", "variant",
+    "setting", "engine", "solver", "temperature",
+)
+#: Column names that number the attempts of a task; they never split it into systems.
+ATTEMPT_ALIASES = (
+    "attempt", "attempt_id", "trial", "trial_id", "epoch", "sample", "sample_id", "seed",
+    "run", "run_id", "repeat", "rep", "repetition", "iteration", "try", "index", "idx", "k",
+)
+#: More values than this in a column are not taken for systems.
+_MAX_SYSTEMS = 100
 
 _LINE_READERS = {".csv": ",", ".tsv": "\t"}
 _JSONL = (".jsonl", ".ndjson")
@@ -320,6 +337,21 @@ def _frozen(arr: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------
 
 _BINARY_MSG = "must be 0, 1, True, False or NaN (not run)"
+_SCORE_MSG = "must be numbers (scores compared with the threshold) or NaN (not run)"
+# cell text a CSV reader leaves as a string when another cell of the column is no number
+_BOOLEAN_TEXT = ("true", "false")
+
+
+def _outcome_rule(value: Any, threshold: float | None) -> str:
+    """What an outcome must be, and for a partial score how to count it."""
+    if threshold is not None:
+        return _SCORE_MSG
+    value = _py(value)
+    partial = (isinstance(value, numbers.Real) and not isinstance(value, bool)) or (
+        _numeric_text(value))
+    hint = ("; for partial scores pass threshold= (--threshold on the command line) to "
+            "count a score >= threshold as a success") if partial else ""
+    return _BINARY_MSG + hint
 
 
 def _real_or_bool(dtype: Any) -> bool:
@@ -329,8 +361,12 @@ def _real_or_bool(dtype: Any) -> bool:
     )
 
 
-def _binary_column(col: pd.Series) -> tuple[np.ndarray, int | None]:
-    """Return a column as float (0, 1 or NaN) and the position of a bad value."""
+def _binary_column(col: pd.Series, threshold: float | None = None
+                   ) -> tuple[np.ndarray, int | None]:
+    """Return a column as float (0, 1 or NaN) and the position of a bad value.
+
+    With `threshold` every number is a score, a success where ``>= threshold``.
+    """
     dtype = col.dtype
     if _real_or_bool(dtype):
         values = np.asarray(col.to_numpy(dtype=np.float64, na_value=np.nan))
@@ -342,13 +378,14 @@ def _binary_column(col: pd.Series) -> tuple[np.ndarray, int | None]:
                     dtype=np.float64, na_value=np.nan
                 )
             )
-        else:  # strings or other objects: the first that is not 0/1 is the culprit
+        else:  # strings or other objects: the first that is not an outcome is the culprit
             missing = np.asarray(col.isna())
-            bad = [int(pos) for pos in np.flatnonzero(~missing)
-                   if not _binary_value(col.iloc[pos])]
+            valid = _binary_value if threshold is None else _score_value
+            bad = [int(pos) for pos in np.flatnonzero(~missing) if not valid(col.iloc[pos])]
             # a column read from a text file holds strings when any value is not a
-            # number, so '0' and '1' there are not the culprit
-            culprits = [pos for pos in bad if not _binary_text(col.iloc[pos])] or bad
+            # number, so '0', '1' or 'True' there are not the culprit
+            text = _binary_text if threshold is None else _score_text
+            culprits = [pos for pos in bad if not text(col.iloc[pos])] or bad
             if culprits:
                 return np.full(len(col), np.nan), culprits[0]
             values = np.asarray(
@@ -356,6 +393,9 @@ def _binary_column(col: pd.Series) -> tuple[np.ndarray, int | None]:
                     dtype=np.float64, na_value=np.nan
                 )
             )
+    if threshold is not None:
+        run = ~np.isnan(values)
+        return np.where(run, values >= threshold, np.nan), None
     bad = ~np.isnan(values) & (values != 0.0) & (values != 1.0)
     return values, (int(np.argmax(bad)) if bad.any() else None)
 
@@ -366,17 +406,31 @@ def _binary_value(value: Any) -> bool:
     )
 
 
+def _score_value(value: Any) -> bool:
+    return isinstance(value, (bool, np.bool_, numbers.Real))
+
+
 def _binary_text(value: Any) -> bool:
-    """Whether `value` is a string that reads as 0 or 1 (as CSV cells do)."""
-    return _numeric_text(value) and float(value) in (0.0, 1.0)
+    """Whether `value` is a string that reads as 0, 1, True or False (as CSV cells do)."""
+    return (_numeric_text(value) and float(value) in (0.0, 1.0)) or (
+        isinstance(value, str) and value.strip().lower() in _BOOLEAN_TEXT)
 
 
-def _binary_frame(frame: pd.DataFrame) -> tuple[np.ndarray, tuple[int, int] | None]:
+def _score_text(value: Any) -> bool:
+    """Whether `value` is a string that reads as a number or a boolean (as CSV cells do)."""
+    return _numeric_text(value) or (
+        isinstance(value, str) and value.strip().lower() in _BOOLEAN_TEXT)
+
+
+def _binary_frame(frame: pd.DataFrame, threshold: float | None = None
+                  ) -> tuple[np.ndarray, tuple[int, int] | None]:
     """Return a frame as a float matrix of 0/1/NaN and the (row, col) of a bad value."""
     simple = all(_real_or_bool(d) for d in frame.dtypes)
     if simple:
         values = np.asarray(frame.to_numpy(dtype=np.float64, na_value=np.nan))
         values = values.reshape(frame.shape)
+        if threshold is not None:
+            return np.where(np.isnan(values), np.nan, values >= threshold), None
         bad = ~np.isnan(values) & (values != 0.0) & (values != 1.0)
         if bad.any():
             i, j = np.argwhere(bad)[0]
@@ -385,16 +439,17 @@ def _binary_frame(frame: pd.DataFrame) -> tuple[np.ndarray, tuple[int, int] | No
     columns = []
     first_bad: tuple[int, int] | None = None
     for j in range(frame.shape[1]):  # loop over columns, not rows
-        values, pos = _binary_column(frame.iloc[:, j])
+        values, pos = _binary_column(frame.iloc[:, j], threshold)
         columns.append(values)
         if pos is not None and (first_bad is None or pos < first_bad[0]):
             first_bad = (pos, j)
     return np.column_stack(columns) if columns else np.empty(frame.shape), first_bad
 
 
-def _is_binary(frame: pd.DataFrame) -> bool:
-    """Whether every column is numeric or boolean with values in {0, 1, NaN}."""
-    return frame.shape[1] > 0 and _binary_frame(frame)[1] is None
+def _is_binary(frame: pd.DataFrame, threshold: float | None = None) -> bool:
+    """Whether every column is numeric or boolean with values in {0, 1, NaN}
+    (any numbers with a `threshold`)."""
+    return frame.shape[1] > 0 and _binary_frame(frame, threshold)[1] is None
 
 
 # --------------------------------------------------------------------------
@@ -915,16 +970,14 @@ def _matrix_counts(
     context: pd.DataFrame | None = None,
     used: Sequence[Hashable] = (),
     group: tuple | None = None,
+    threshold: float | None = None,
+    values: np.ndarray | None = None,
 ) -> Counts:
-    values, bad = _binary_frame(frame)
+    """Counts of a tasks x attempts frame; `values`, if given, are its checked outcomes."""
     labels = _labels(tasks, frame.shape[0], where if label_rows else None)
-    where = _with_tasks(where, labels if label_rows else None)
-    if bad is not None:
-        i, j = bad
-        raise ValueError(
-            f"matrix value {_fmt(frame.iat[i, j])} in {where(i)}, column "
-            f"{_fmt(frame.columns[j])} {_BINARY_MSG}."
-        )
+    if values is None:
+        values = _matrix_values(frame, _with_tasks(where, labels if label_rows else None),
+                                threshold)
     run = ~np.isnan(values)
     y = np.where(run, values, 0.0).sum(axis=1).astype(np.int64)
     m = run.sum(axis=1).astype(np.int64)
@@ -944,19 +997,27 @@ def _matrix_counts(
     return Counts._trusted(y, m, labels)
 
 
-def _long_counts(
-    df: pd.DataFrame, task: Hashable, outcome: Hashable, where: _Where
-) -> Counts:
-    codes, uniques = pd.factorize(df[task], sort=False, use_na_sentinel=True)
-    if (codes < 0).any():
-        pos = int(np.argmax(codes < 0))
-        raise ValueError(f"column {_fmt(task)} has a missing task label in {where(pos)}.")
-    values, bad = _binary_column(df[outcome])
+def _matrix_values(frame: pd.DataFrame, where: _Where, threshold: float | None
+                   ) -> np.ndarray:
+    """A frame's outcomes as a float matrix of 0/1/NaN, or an error naming the first bad one."""
+    values, bad = _binary_frame(frame, threshold)
     if bad is not None:
+        i, j = bad
         raise ValueError(
-            f"column {_fmt(outcome)} has value {_fmt(df[outcome].iloc[bad])} in "
-            f"{where(bad)} (task {_fmt(df[task].iloc[bad])}); outcomes {_BINARY_MSG}."
+            f"matrix value {_fmt(frame.iat[i, j])} in {where(i)}, column "
+            f"{_fmt(frame.columns[j])} {_outcome_rule(frame.iat[i, j], threshold)}."
         )
+    return values
+
+
+def _long_counts(
+    df: pd.DataFrame, task: Hashable, outcome: Hashable, where: _Where, *,
+    threshold: float | None = None, values: np.ndarray | None = None,
+) -> Counts:
+    """Counts of a table of attempts; `values`, if given, are its checked outcomes."""
+    if values is None:
+        values = _long_values(df, task, outcome, where, threshold)
+    codes, uniques = pd.factorize(df[task], sort=False, use_na_sentinel=True)
     run = ~np.isnan(values)
     n = len(uniques)
     y = np.bincount(codes, weights=np.where(run, values, 0.0), minlength=n)
@@ -965,6 +1026,47 @@ def _long_counts(
     return Counts._trusted(
         np.rint(y).astype(np.int64), np.rint(m).astype(np.int64), labels
     )
+
+
+def _long_values(df: pd.DataFrame, task: Hashable, outcome: Hashable, where: _Where,
+                 threshold: float | None) -> np.ndarray:
+    """A table of attempts' outcomes as floats 0/1/NaN, or an error naming the first bad
+    task label or outcome."""
+    missing = np.asarray(df[task].isna())
+    if missing.any():
+        pos = int(np.argmax(missing))
+        raise ValueError(f"column {_fmt(task)} has a missing task label in {where(pos)}.")
+    values, bad = _binary_column(df[outcome], threshold)
+    if bad is not None:
+        value = df[outcome].iloc[bad]
+        raise ValueError(
+            f"column {_fmt(outcome)} has value {_fmt(value)} in {where(bad)} (task "
+            f"{_fmt(df[task].iloc[bad])}); outcomes {_outcome_rule(value, threshold)}."
+        )
+    return values
+
+
+def _warn_missing_outcomes(values: np.ndarray, where: _Where) -> None:
+    """Say which attempts of a table have no outcome: they count as not run."""
+    missing = np.flatnonzero(np.isnan(values))
+    if missing.size:
+        n = missing.size
+        warnings.warn(
+            f"{n} attempt{'s have' if n > 1 else ' has'} no outcome "
+            f"({_where_list(where, missing)}); {'they are' if n > 1 else 'it is'} left "
+            "out as not run.", UserWarning, stacklevel=4)
+
+
+def _where_list(where: _Where, positions: np.ndarray, limit: int = 5) -> str:
+    """Several rows named at once: ``lines 4, 9, 12 ... of 'x.csv'``."""
+    shown = [where(int(pos)) for pos in positions[:limit]]
+    more = " ..." if len(positions) > limit else ""
+    parts = [re.fullmatch(r"(line|row) (\S+)( of .+)?", text) for text in shown]
+    if all(parts) and len({(p.group(1), p.group(3)) for p in parts}) == 1:
+        kind, suffix = parts[0].group(1), parts[0].group(3) or ""
+        plural = "s" if len(positions) > 1 else ""
+        return f"{kind}{plural} {', '.join(p.group(2) for p in parts)}{more}{suffix}"
+    return "; ".join(shown) + more
 
 
 # --------------------------------------------------------------------------
@@ -1014,6 +1116,8 @@ def read_data_file(path: Path) -> tuple[pd.DataFrame, str]:
         ) from None
     except (ValueError, OSError, EOFError, pd.errors.ParserError) as err:
         detail = " ".join(str(err).split()) or type(err).__name__
+        if ext in _JSONL or ext == ".json":  # pandas names a byte position; say the line
+            detail = _json_problem(path, ext) or detail
         raise ValueError(f"cannot read '{path}' as {ext[1:].upper()}: {detail}") from None
     if ext in _LINE_READERS and len(header):
         _require_unique_columns(list(header.iloc[0]), f"the header of '{path}'")
@@ -1022,6 +1126,40 @@ def read_data_file(path: Path) -> tuple[pd.DataFrame, str]:
 
 def _read_json(path: Path, *, lines: bool) -> pd.DataFrame:
     return pd.read_json(path, lines=lines)
+
+
+def _json_problem(path: Path, ext: str) -> str | None:
+    """Where a JSON (Lines) file stops being JSON, by line and column; None if it is JSON.
+
+    A ``.json`` file that is not one document is read as JSON Lines, as
+    :func:`read_data_file` does.
+    """
+    opener = {"": open, ".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(
+        _compression(path))
+    if opener is None:
+        return None
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:
+            text = fh.read()
+    except (OSError, ValueError, EOFError):
+        return None
+    if ext == ".json":
+        try:
+            json.loads(text)
+            return None  # valid JSON: pandas objects to its shape, and says so
+        except json.JSONDecodeError as err:
+            if err.msg != "Extra data":  # else several documents: JSON Lines
+                return f"line {err.lineno}, column {err.colno}: {err.msg}"
+    for number, line in enumerate(text.split("\n"), 1):  # JSON Lines: one record a line
+        if line.strip():
+            try:
+                json.loads(line)
+            except json.JSONDecodeError as err:
+                shown = line.strip()
+                shown = shown if len(shown) <= 60 else shown[:57] + "..."
+                return (f"line {number} is not valid JSON ({err.msg} at column "
+                        f"{err.colno}): {shown}")
+    return None
 
 
 def _find(columns: Sequence[Hashable], aliases: Sequence[str]) -> Hashable | None:
@@ -1061,6 +1199,7 @@ def read_counts(
     outcome: Hashable | None = None,
     log_format: str | None = "auto",
     log_options: Mapping[str, Any] | None = None,
+    threshold: float | None = None,
 ) -> Counts | dict[tuple, Counts]:
     """Read per-task success counts from a table or a file.
 
@@ -1103,6 +1242,11 @@ def read_counts(
     successes, trials, outcome : str, optional
         Column names overriding detection; ``successes``/``trials`` imply the
         counts layout, ``outcome`` the long layout.
+    threshold : float, optional
+        Score partial credit: in the long and matrix layouts any number is a
+        score, and a score ``>= threshold`` a success (NaN: not run). A table
+        of counts refuses it; a harness log's reader gets it (as
+        ``log_options={"threshold": ...}``).
 
     Returns
     -------
@@ -1118,6 +1262,16 @@ def read_counts(
         exist, an undetectable layout, no rows, invalid counts or outcomes
         (the message names column, row, value and task), or a task repeated
         in a counts or matrix table (the message suggests `group_by`).
+
+    Warns
+    -----
+    UserWarning
+        In the long layout: for attempts with no outcome (an empty cell,
+        ``NA``, JSON ``null``), which count as not run, naming their lines;
+        and for a column besides the task, outcome and group columns whose
+        values split the tasks into groups that share them (a ``model``,
+        ``system``, ``checkpoint`` or ``prompt`` column, ...), whose attempts
+        would be pooled as one system's: the message suggests `group_by`.
 
     See Also
     --------
@@ -1141,9 +1295,17 @@ def read_counts(
     >>> long = pd.DataFrame({"task_id": [0, 0, 1, 1], "reward": [1.0, 0.0, 0.0, 0.0]})
     >>> read_counts(long).successes
     array([1, 0])
+
+    Partial scores, a success from 0.5 on:
+
+    >>> scored = pd.DataFrame({"task": ["a", "a", "b"], "score": [0.75, 0.25, 0.5]})
+    >>> read_counts(scored, threshold=0.5).to_frame()
+      task  successes  trials
+    0    a          1       2
+    1    b          1       1
     """
     df, spec, where = _load(source, layout, group_by, task, successes, trials, outcome,
-                            log_format, log_options)
+                            log_format, log_options, threshold)
     return _by_group(df, spec, where, _counts_of)
 
 
@@ -1159,6 +1321,7 @@ def read_trials(
     log_format: str | None = "auto",
     log_options: Mapping[str, Any] | None = None,
     with_tasks: bool = False,
+    threshold: float | None = None,
 ) -> Any:
     """Read evaluation results keeping single trials where the source has them.
 
@@ -1190,7 +1353,7 @@ def read_trials(
            [0., 0.]])
     """
     df, spec, where = _load(source, layout, group_by, task, successes, trials, outcome,
-                            log_format, log_options)
+                            log_format, log_options, threshold)
     return _by_group(df, spec, where, _trials_and_tasks if with_tasks else _trials_of)
 
 
@@ -1221,15 +1384,21 @@ class LayoutSpec:
     trials: Hashable | None = None
     outcome: Hashable | None = None
     outcome_columns: tuple = ()
+    #: a score >= threshold is a success (None: outcomes are 0/1)
+    threshold: float | None = None
 
 
 def _load(source, layout, group_by, task, successes, trials, outcome, log_format="auto",
-          log_options=None):
+          log_options=None, threshold=None):
     """Read `source` once and detect its layout: ``(frame, spec, where)``."""
     if not isinstance(layout, str) or layout.lower() not in LAYOUTS:
         raise ValueError(
             f"unknown layout {layout!r}; expected one of {', '.join(LAYOUTS)}."
         )
+    if threshold is not None:
+        from .readers._common import check_threshold
+
+        threshold = check_threshold(threshold)
     path = None
     if isinstance(source, pd.DataFrame):
         df, style, name = source, "frame", None
@@ -1237,7 +1406,7 @@ def _load(source, layout, group_by, task, successes, trials, outcome, log_format
         path = Path(source)
         if not path.exists():  # before the log options, which would be blamed instead
             raise FileNotFoundError(f"no such file: '{path}'.")
-        df = _read_log(path, log_format, log_options, group_by)
+        df = _read_log(path, log_format, log_options, group_by, threshold)
         if df is not None:
             spec = detect_layout(df, layout="long", group_by=group_by, task="task",
                                  outcome="outcome", name=f"'{path.name}'")
@@ -1249,16 +1418,81 @@ def _load(source, layout, group_by, task, successes, trials, outcome, log_format
             f"source must be a DataFrame or a path to a file, got {type(source).__name__}."
         )
     spec = detect_layout(df, layout=layout.lower(), group_by=group_by, task=task,
-                         successes=successes, trials=trials, outcome=outcome, name=name)
+                         successes=successes, trials=trials, outcome=outcome, name=name,
+                         threshold=threshold)
+    if spec.kind == "long":
+        _warn_merged(df, spec)
     return df, spec, _frame_where(df.index, name, style, path)
 
 
+def _merged_columns(df: pd.DataFrame, spec: LayoutSpec) -> list:
+    """Columns of a table of attempts whose values look like systems read as one.
+
+    A column besides the task, outcome and group columns splits the tasks
+    into groups that share them when some task has attempts under two of its
+    values (within the groups already asked for). Its values are taken for
+    systems or settings if it is named like one (:data:`SYSTEM_ALIASES`), or
+    if attempts also repeat within a (value, task) cell (so it does not
+    number them) with outcomes that differ there (so it is not an answer,
+    right or wrong as a whole). A column named like an attempt number
+    (:data:`ATTEMPT_ALIASES`) or holding fractional numbers is not.
+    """
+    keys = list(spec.group_cols)
+    used = {*keys, spec.task, spec.outcome}
+    found = []
+    for col in df.columns:
+        lowered = col.strip().lower() if isinstance(col, str) else None
+        if col in used or lowered in ATTEMPT_ALIASES:
+            continue
+        column = df[col]
+        try:
+            n_values = column.nunique(dropna=True)
+        except TypeError:  # lists or dicts (JSON cells): no system names
+            continue
+        if not 2 <= n_values <= _MAX_SYSTEMS:
+            continue
+        named = lowered in SYSTEM_ALIASES
+        if not named and pd.api.types.is_float_dtype(column.dtype) and (
+                column.dropna() % 1 != 0).any():
+            continue  # a measurement (latency, a score), not a label
+        per_task = df.groupby([*keys, spec.task], sort=False, dropna=False)[col].nunique()
+        if not (per_task >= 2).any():
+            continue  # a property of the task (its category), or one value per group
+        if not named:
+            cells = df.groupby([*keys, col, spec.task], sort=False)
+            if not (cells.size() >= 2).any():
+                continue  # one attempt per (value, task): it numbers the attempts
+            if not (cells[spec.outcome].nunique() >= 2).any():
+                continue  # the outcome follows the value: an answer, graded as a whole
+        found.append(col)
+    return found
+
+
+def _warn_merged(df: pd.DataFrame, spec: LayoutSpec) -> None:
+    """Warn when a table of attempts seems to hold several systems read as one."""
+    found = _merged_columns(df, spec)
+    if not found:
+        return
+    cols = [*spec.group_cols, *found]
+    values = df[found[0]].dropna().unique()
+    shown = ", ".join(_fmt(v) for v in values[:4]) + (", ..." if len(values) > 4 else "")
+    what = (f"column {_fmt(found[0])} has {len(values)} values ({shown})" if len(found) == 1
+            else f"columns {', '.join(_fmt(c) for c in found)} hold several values")
+    suggest = _fmt(_py(cols[0])) if len(cols) == 1 else repr([_py(c) for c in cols])
+    warnings.warn(
+        f"{what} that share tasks: they look like different systems or settings, and "
+        f"their attempts are pooled into one count per task. Pass group_by={suggest} "
+        f"(--group-by {','.join(map(str, cols))}) to keep them apart, or drop the "
+        f"column if they are one system.", UserWarning, stacklevel=4)
+
+
 def _read_log(path: Path, log_format: str | None, log_options: Mapping[str, Any] | None,
-              group_by) -> pd.DataFrame | None:
+              group_by, threshold: float | None = None) -> pd.DataFrame | None:
     """A harness log read into attempts (see :mod:`passmix.data.readers`), or None for a table.
 
     Group columns of the log that `group_by` leaves out must hold one value,
-    or tasks of different evaluations (which may share ids) would merge.
+    or tasks of different evaluations (which may share ids) would merge. A
+    `threshold` goes to the log's reader.
     """
     if log_format is None or log_format == "table":
         if log_options:
@@ -1272,7 +1506,13 @@ def _read_log(path: Path, log_format: str | None, log_options: Mapping[str, Any]
             raise ValueError(f"log_options were given but '{path.name}' is not a harness log "
                              "passmix can tell; pass log_format=.")
         return None
-    df = read_log(path, fmt, **dict(log_options or {}))
+    options = dict(log_options or {})
+    if threshold is not None:
+        if options.get("threshold", threshold) != threshold:
+            raise ValueError(f"threshold={threshold!r} and log_options' threshold "
+                             f"{options['threshold']!r} differ; give one.")
+        options["threshold"] = threshold
+    df = read_log(path, fmt, **options)
     check_log_groups(df, group_by)
     return df
 
@@ -1303,6 +1543,7 @@ def detect_layout(
     trials: Hashable | None = None,
     outcome: Hashable | None = None,
     name: str | None = None,
+    threshold: float | None = None,
 ) -> LayoutSpec:
     """Check a table's columns and decide its layout: counts, long or matrix.
 
@@ -1310,7 +1551,8 @@ def detect_layout(
     aliases): named columns decide; otherwise successes-like and trials-like
     columns make a table of counts, an outcome-like column a table of
     attempts, and only 0/1/NaN columns besides the task and group columns a
-    matrix. `name` names the source in error messages.
+    matrix (any numbers with a `threshold`, which a table of counts refuses).
+    `name` names the source in error messages.
 
     Examples
     --------
@@ -1394,9 +1636,14 @@ def detect_layout(
                 f"{', '.join(OUTCOME_ALIASES)} found among columns {shown}; pass outcome=."
             )
     if layout == "auto":
-        if not _is_binary(df[free]):
+        if not _is_binary(df[free], threshold):
             raise _layout_error(shown, [_py(c) for c in group_cols])
         layout = "matrix"
+    if layout == "counts" and threshold is not None:
+        raise ValueError(
+            f"threshold= scores outcomes (one row per attempt, or one column per attempt), "
+            f"but {name or 'the table'} holds counts (columns {_fmt(y_col)} and "
+            f"{_fmt(m_col)}); leave threshold out, or pass layout= and outcome=.")
     if layout == "long" and task is None:
         raise ValueError(
             f"layout='long' needs a task column: none of {', '.join(TASK_ALIASES)} "
@@ -1412,50 +1659,74 @@ def detect_layout(
                       successes=y_col if layout == "counts" else None,
                       trials=m_col if layout == "counts" else None,
                       outcome=o_col if layout == "long" else None,
-                      outcome_columns=tuple(free) if layout == "matrix" else ())
+                      outcome_columns=tuple(free) if layout == "matrix" else (),
+                      threshold=threshold)
 
 
-def _counts_of(sub: pd.DataFrame, spec: LayoutSpec, where: _Where, group: tuple | None
-               ) -> Counts:
-    """One group's rows as :class:`Counts`."""
+def _counts_of(sub: pd.DataFrame, spec: LayoutSpec, where: _Where, group: tuple | None,
+               values: np.ndarray | None = None) -> Counts:
+    """One group's rows as :class:`Counts`; `values`: their checked outcomes, if known."""
     if spec.kind == "counts":
         return _table_counts(sub, spec.successes, spec.trials, spec.task, where,
                              used=spec.group_cols, group=group)
     if spec.kind == "long":
-        return _long_counts(sub, spec.task, spec.outcome, where)
+        return _long_counts(sub, spec.task, spec.outcome, where, threshold=spec.threshold,
+                            values=values)
     labels = sub[spec.task] if spec.task is not None else sub.index
     return _matrix_counts(sub[list(spec.outcome_columns)], labels, where,
                           label_rows=spec.task is not None, task_col=spec.task, context=sub,
-                          used=spec.group_cols, group=group)
+                          used=spec.group_cols, group=group, threshold=spec.threshold,
+                          values=values)
 
 
-def _trials_of(sub: pd.DataFrame, spec: LayoutSpec, where: _Where, group: tuple | None
-               ) -> Counts | np.ndarray:
+def _trials_of(sub: pd.DataFrame, spec: LayoutSpec, where: _Where, group: tuple | None,
+               values: np.ndarray | None = None) -> Counts | np.ndarray:
     """One group's rows with their single attempts: a tasks x attempts matrix."""
-    return _trials_and_tasks(sub, spec, where, group)[0]
+    return _trials_and_tasks(sub, spec, where, group, values)[0]
 
 
-def _trials_and_tasks(sub: pd.DataFrame, spec: LayoutSpec, where: _Where, group: tuple | None
+def _trials_and_tasks(sub: pd.DataFrame, spec: LayoutSpec, where: _Where, group: tuple | None,
+                      values: np.ndarray | None = None
                       ) -> tuple[Counts | np.ndarray, np.ndarray]:
     """:func:`_trials_of` with the task labels of its rows."""
-    counts = _counts_of(sub, spec, where, group)  # validates, and fixes the task order
+    if spec.kind != "counts" and values is None:
+        values = _outcome_values(sub, spec, where)
+    counts = _counts_of(sub, spec, where, group, values)  # validates; fixes the task order
     if spec.kind == "counts":
         return counts, counts.tasks
     if spec.kind == "long":
         codes, _ = pd.factorize(sub[spec.task], sort=False)
         position = sub.groupby(codes).cumcount().to_numpy()
         matrix = np.full((codes.max() + 1, position.max() + 1), np.nan)
-        values, _ = _binary_column(sub[spec.outcome])
         matrix[codes, position] = values
     else:
-        matrix, _ = _binary_frame(sub[list(spec.outcome_columns)])
+        matrix = values
     return matrix, counts.tasks
 
 
+def _outcome_values(df: pd.DataFrame, spec: LayoutSpec, where: _Where) -> np.ndarray:
+    """The outcomes of a table of attempts (a column) or of a matrix (its attempt columns)
+    as floats 0/1/NaN; the first bad value, in the table's order, is an error."""
+    if spec.kind == "long":
+        return _long_values(df, spec.task, spec.outcome, where, spec.threshold)
+    if spec.task is None:
+        where_task = where
+    else:
+        where_task = _with_tasks(where, _labels(df[spec.task], len(df), where))
+    return _matrix_values(df[list(spec.outcome_columns)], where_task, spec.threshold)
+
+
 def _by_group(df: pd.DataFrame, spec: LayoutSpec, where: _Where, build) -> Any:
-    """`build` each group's rows (or the whole table without groups)."""
+    """`build` each group's rows (or the whole table without groups).
+
+    Outcomes are checked on the whole table first, so an error names the
+    first bad value in the file, whichever group it falls in.
+    """
+    values = _outcome_values(df, spec, where) if spec.kind != "counts" else None
+    if spec.kind == "long":
+        _warn_missing_outcomes(values, where)
     if not spec.group_cols:
-        return build(df, spec, where, None)
+        return build(df, spec, where, None, values)
     for col in spec.group_cols:
         missing = np.asarray(df[col].isna())
         if missing.any():
@@ -1472,5 +1743,6 @@ def _by_group(df: pd.DataFrame, spec: LayoutSpec, where: _Where, build) -> Any:
     for key in keys:
         positions = np.asarray(groups[key])
         tkey = tuple(_py(k) for k in (key if isinstance(key, tuple) else (key,)))
-        out[tkey] = build(df.iloc[positions], spec, _subset_where(where, positions), tkey)
+        out[tkey] = build(df.iloc[positions], spec, _subset_where(where, positions), tkey,
+                          None if values is None else values[positions])
     return out

@@ -18,7 +18,56 @@ import pandas as pd
 
 from .counts import Counts, as_counts, read_counts
 
-__all__ = ["Panel", "as_panel"]
+__all__ = ["Panel", "as_panel", "same_system", "system_name"]
+
+
+def system_name(label: Any) -> str:
+    """A system's label as people read it.
+
+    A group key of :func:`passmix.read_counts` is a tuple: a one-column key
+    is shown as its value, a longer one as its values joined by ``" / "``.
+
+    Examples
+    --------
+    >>> from passmix.data.panel import system_name
+    >>> system_name(("small",)), system_name(("small", "x")), system_name(3)
+    ('small', 'small / x', '3')
+    """
+    if isinstance(label, tuple):
+        return " / ".join(str(part) for part in label) if label else "()"
+    return str(label)
+
+
+def same_system(label: Any, query: Any) -> bool:
+    """Whether `query` names the system labelled `label`.
+
+    The label itself; a plain name for a one-column key and a one-column
+    key for a plain name (``"small"`` and ``("small",)`` are one system);
+    or, for a string, the label as :func:`system_name` shows it.
+
+    Examples
+    --------
+    >>> from passmix.data.panel import same_system
+    >>> same_system("small", ("small",)), same_system(("small",), "small")
+    (True, True)
+    >>> same_system(("small", "x"), "small / x"), same_system("small", "medium")
+    (True, False)
+    """
+    if _equal(label, query):
+        return True
+    if isinstance(query, tuple) and len(query) == 1 and _equal(label, query[0]):
+        return True
+    if isinstance(label, tuple) and len(label) == 1 and _equal(label[0], query):
+        return True
+    return isinstance(query, str) and system_name(label) == query
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """``a == b`` as a plain bool (False where the comparison is not one)."""
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
 
 
 class Panel:
@@ -102,11 +151,21 @@ class Panel:
         return int((self._m > 0).sum())
 
     def index(self, system: Hashable) -> int:
-        """Row of `system`."""
-        hits = [i for i, s in enumerate(self._systems) if s == system]
+        """Row of `system`: its label, or a name for it (:func:`same_system`).
+
+        Examples
+        --------
+        >>> from passmix.data.panel import Panel
+        >>> panel = Panel([[1], [2]], [[3], [3]], systems=["small", "large"])
+        >>> panel.index("large"), panel.index(("large",))
+        (1, 1)
+        """
+        hits = [i for i, s in enumerate(self._systems) if _equal(s, system)] or [
+            i for i, s in enumerate(self._systems) if same_system(s, system)]
         if not hits:
-            raise KeyError(f"unknown system {system!r}; the panel has "
-                           f"{', '.join(map(str, self._systems[:10]))}"
+            shown = system_name(system) if isinstance(system, tuple) else system
+            raise KeyError(f"unknown system {shown!r}; the panel has "
+                           f"{', '.join(map(system_name, self._systems[:10]))}"
                            f"{', ...' if len(self._systems) > 10 else ''}.")
         return hits[0]
 

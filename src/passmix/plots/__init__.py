@@ -4,6 +4,7 @@
   difficulty distribution;
 * :mod:`~passmix.plots.posterior`: traces, ranks, posterior horizons, predictive checks;
 * :mod:`~passmix.plots.compare`: a paired comparison's curves, difference and band;
+* :mod:`~passmix.plots.table`: a table of estimates (``passmix estimate --plot``);
 * :mod:`~passmix.plots.scaling`: the evaluation loop's trajectory;
 * :mod:`~passmix.plots.sensitivity`: a score's distribution across configurations.
 """
@@ -15,6 +16,7 @@ __getattr__, __dir__, __all__ = attach(__name__, {
              "plot_mixture_density"],
     ".posterior": ["plot_posterior_horizon", "plot_ppc_counts", "plot_rank", "plot_trace"],
     ".compare": ["plot_comparison"],
+    ".table": ["plot_estimates"],
     ".scaling": ["plot_evaluation"],
     ".sensitivity": ["plot_sensitivity"],
 })

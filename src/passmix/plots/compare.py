@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..data.panel import system_name
 from .fit import METRIC_LABELS
 
 __all__ = ["plot_comparison"]
@@ -47,7 +48,7 @@ def plot_comparison(result: Any, a=None, b=None, *, ax: Any = None) -> np.ndarra
     if (a is None) != (b is None):
         raise ValueError("give both a and b, or neither for the first pair.")
     n = 0 if a is None else result.pair(a, b)
-    a, b = result.pairs[n]
+    a, b = (system_name(label) for label in result.pairs[n])
     if ax is None:
         import matplotlib.pyplot as plt
 
@@ -58,8 +59,8 @@ def plot_comparison(result: Any, a=None, b=None, *, ax: Any = None) -> np.ndarra
     k = result.k
     label = METRIC_LABELS[result.metric]
     left, right = axes
-    left.plot(k, result.value_a[n], marker="o", ms=3, label=str(a))
-    left.plot(k, result.value_b[n], marker="o", ms=3, label=str(b))
+    left.plot(k, result.value_a[n], marker="o", ms=3, label=a)
+    left.plot(k, result.value_b[n], marker="o", ms=3, label=b)
     left.set_ylabel(label)
     left.legend()
     if result.has_band:

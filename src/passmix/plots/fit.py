@@ -1,10 +1,13 @@
 """Plots of a fit: metric-versus-horizon curves, the fitted mixing density, and a
 pooled fit's difficulty distribution with the systems' abilities.
 
-Each function takes a :class:`~passmix.MixtureFit` and an optional matplotlib
+Each function takes a fit (a :class:`~passmix.MixtureFit`, or one system of a
+:class:`~passmix.PooledFit` where it says so) and an optional matplotlib
 ``ax``, draws on it (or on a new figure) and returns the axes. matplotlib is
 imported inside the functions, so ``import passmix`` never imports pyplot,
-and nothing here calls ``plt.show()``.
+and nothing here calls ``plt.show()``. The fits' ``plot()`` methods call
+these functions, so this module does not import the models (the fits are
+known here by what they offer: ``metric``, ``interval``, ``counts``).
 """
 
 from __future__ import annotations
@@ -16,12 +19,10 @@ import numpy as np
 from scipy import stats
 
 from .._validation import check_k, check_level, check_metric
+from ..data.panel import system_name
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
-
-    from ..models.mixture.fit import MixtureFit
-    from ..models.pooled.result import PooledFit
 
 __all__ = ["plot_difficulty", "plot_horizon", "plot_mixture_density"]
 
@@ -77,7 +78,7 @@ def _curve_iv(curve: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def plot_horizon(
-    fit: MixtureFit,
+    fit: Any,
     metric: str = "pass@k",
     k: Any = None,
     *,
@@ -96,8 +97,10 @@ def plot_horizon(
 
     Parameters
     ----------
-    fit : MixtureFit
-        The fitted mixture (:func:`passmix.fit`).
+    fit : MixtureFit or PooledSystem
+        The fitted mixture (:func:`passmix.fit`), or one system of a pooled
+        fit (``passmix.fit_pooled(...).system(name)``; :meth:`PooledFit.plot`
+        draws them all).
     metric : {"pass@k", "pass^k", "auc@k"}, default "pass@k"
         The metric (aliases such as ``"pass_at_k"`` are accepted).
     k : array_like of int, optional
@@ -107,11 +110,14 @@ def plot_horizon(
         Confidence level of the band.
     interval : {"profile", "delta"}, default "profile"
         The band: pointwise profile-likelihood intervals
-        (:meth:`MixtureFit.profile`, about 2 s for the default 60 horizons) or
-        delta-method intervals (:meth:`MixtureFit.delta`, instant).
+        (:meth:`MixtureFit.profile`, about 2 s for the default 60 horizons;
+        a pooled system's profile searches every system's coordinates, so
+        takes much longer) or delta-method intervals (:meth:`MixtureFit.delta`,
+        instant).
     scale : {"logit", "identity"}, optional
         Scale of the delta-method interval, passed to :meth:`MixtureFit.delta`;
-        by default its default (logit: the band stays inside (0, 1)).
+        by default its default (logit: the band stays inside (0, 1)). Not for
+        a pooled system.
     ax : matplotlib.axes.Axes, optional
         Axes to draw on; a new figure is created if omitted.
     reference : (k, values) pair, dict {k: value} or pandas.Series, optional
@@ -121,7 +127,8 @@ def plot_horizon(
         Direct estimates from the fitted data (naive or combinatorial), drawn
         as hollow markers without a line.
     label : str, optional
-        Legend label of the fitted curve; default ``"Beta mixture (H = ...)"``.
+        Legend label of the fitted curve; default ``"Beta mixture (H = ...)"``
+        (a pooled system: its name).
     color : matplotlib color, optional
         Colour of the curve and its band; default the next colour of the
         axes' property cycle.
@@ -170,22 +177,32 @@ def plot_horizon(
     ref = None if reference is None else _curve_iv(reference, "reference")
     obs = None if observed is None else _curve_iv(observed, "observed")
 
-    if interval == "profile":
-        res = fit.profile(metric, ks, level)
-        band = "profile-likelihood"
-    elif interval == "delta":
-        options = {} if scale is None else {"scale": scale}
-        res = fit.delta(metric, ks, level, **options)
-        band = "delta-method"
-    else:
+    bands = {"profile": "profile-likelihood", "delta": "delta-method"}
+    if interval not in bands:
         raise ValueError(f"unknown interval {interval!r}; expected 'profile' or 'delta'.")
+    mixture = hasattr(fit, "profile") and hasattr(fit, "delta")
+    if mixture and interval == "profile":
+        res = fit.profile(metric, ks, level)
+        estimate, lower, upper = res.estimate, res.lower, res.upper
+    elif mixture:
+        res = fit.delta(metric, ks, level, **({} if scale is None else {"scale": scale}))
+        estimate, lower, upper = res.estimate, res.lower, res.upper
+    else:  # one system of a pooled fit
+        if scale is not None:
+            raise ValueError("scale applies to a mixture's delta-method band, not to a "
+                             "pooled system's.")
+        estimate = fit.metric(metric, ks)
+        lower, upper = fit.interval(metric, ks, level, method=interval)
     ax = get_ax(ax)
     if label is None:
-        label = f"Beta mixture (H = {fit.n_components})"
-    (line,) = ax.plot(ks, res.estimate, color=color, lw=2.0, label=label, zorder=3)
+        label = (f"Beta mixture (H = {fit.n_components})" if mixture
+                 else system_name(fit.name))
+    shown = ax.get_legend_handles_labels()[1]  # curves drawn together share their notes
+    (line,) = ax.plot(ks, estimate, color=color, lw=2.0, label=label, zorder=3)
     color = line.get_color()
-    ax.fill_between(ks, res.lower, res.upper, color=color, alpha=0.25, linewidth=0,
-                    label=f"{100 * level:g}% {band} interval", zorder=2)
+    band_label = f"{100 * level:g}% {bands[interval]} interval"
+    ax.fill_between(ks, lower, upper, color=color, alpha=0.25, linewidth=0, zorder=2,
+                    label=band_label if band_label not in shown else "_nolegend_")
     if ref is not None:
         ax.plot(*ref, color="0.15", lw=1.2, marker="o", ms=3.0, label=reference_label, zorder=4)
     if obs is not None:
@@ -196,8 +213,9 @@ def plot_horizon(
     m_max = int(trials.max())
     if ks[0] <= m_max <= ks[-1]:
         varying = trials[trials > 0].min() != m_max
-        ax.axvline(m_max, color="0.35", ls=":", lw=1.2, zorder=1,
-                   label=f"trials observed ({'max ' if varying else ''}m = {m_max})")
+        marker = f"trials observed ({'max ' if varying else ''}m = {m_max})"
+        if marker not in shown:
+            ax.axvline(m_max, color="0.35", ls=":", lw=1.2, zorder=1, label=marker)
 
     ax.set_xscale("log")
     ax.set_ylim(-_Y_PAD, 1.0 + _Y_PAD)
@@ -229,7 +247,7 @@ def _density_grid(n_points: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def plot_mixture_density(
-    fit: MixtureFit,
+    fit: Any,
     *,
     ax: Axes | None = None,
     bins: Any = None,
@@ -356,7 +374,7 @@ def plot_mixture_density(
 
 
 def plot_difficulty(
-    fit: PooledFit,
+    fit: Any,
     *,
     ax: Axes | None = None,
     systems: bool = True,
@@ -416,8 +434,8 @@ def plot_difficulty(
         # the difficulty each system solves half the time (a_i with no slopes)
         for n, (name, a) in enumerate(zip(fit.systems, fit.abilities / fit.slopes)):
             ax.axvline(a, color="0.4", lw=0.8, ls="--")
-            text = name[0] if isinstance(name, tuple) and len(name) == 1 else name
-            ax.text(a, top * (1.02 + 0.06 * (n % 3)), str(text), rotation=90, fontsize="x-small",
+            ax.text(a, top * (1.02 + 0.06 * (n % 3)), system_name(name), rotation=90,
+                    fontsize="x-small",
                     ha="center", va="bottom", color="0.3")
         ax.set_ylim(0, top * 1.5)
     ax.set_xlabel("logit scale: task difficulty d and system ability a")

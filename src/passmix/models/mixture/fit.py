@@ -320,6 +320,27 @@ class MixtureFit:
             se = self.delta(metric, k).standard_error
         return float(se[0]) if np.ndim(k) == 0 else se
 
+    # -- plots ------------------------------------------------------------------
+    def plot(self, k=None, metric: str = "pass@k", *, ax=None, **options):
+        """Draw `metric` against the horizon `k` with its interval band.
+
+        :func:`passmix.plots.plot_horizon` (its `options`: ``level``,
+        ``interval``, ``reference``, ``observed``, ``label``, ...); `k` by
+        default 60 horizons from 1 to 1000. Returns the matplotlib axes.
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import passmix
+        >>> fit = passmix.fit(passmix.Counts([0, 3, 5, 1, 2], [5] * 5), seed=0)
+        >>> fit.plot(k=[1, 10, 100], interval="delta").get_ylabel()
+        'Pass@k'
+        """
+        from ...plots.fit import plot_horizon  # pyplot only when a plot is drawn
+
+        return plot_horizon(self, metric, k, ax=ax, **options)
+
     # -- tables ----------------------------------------------------------------
     def components(self) -> pd.DataFrame:
         """One row per component: weight, alpha, beta, mean, concentration."""

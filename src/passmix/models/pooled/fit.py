@@ -16,7 +16,7 @@ from scipy.special import log_softmax
 from ..._validation import FitWarning, check_seed
 from ...data.counts import Counts
 from ...inference.optimize import Optimum, at_bound, maximize, select_by_criterion
-from ...data.panel import Panel, as_panel
+from ...data.panel import Panel, as_panel, system_name
 from ._graph import PooledObjective, _layout_loglik, _objective
 from ._layout import (CONCENTRATIONS, CRITERIA, DEFAULT_GRID, FAMILIES, _BOUNDS, _Layout, _box,
                       _n_params, _system_parts, panel_layout, split_blocks)
@@ -408,7 +408,8 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
                                    or not 2 <= n_folds <= panel.shape[1]):
         raise ValueError(f"n_folds must be a whole number in 2..{panel.shape[1]} (the tasks), "
                          f"got {n_folds!r}.")
-    idle = [repr(s) for s, m in zip(panel.systems, panel.trials) if not np.any(m > 0)]
+    idle = [f"'{system_name(s)}'" for s, m in zip(panel.systems, panel.trials)
+            if not np.any(m > 0)]
     if idle:
         raise ValueError(f"system(s) {', '.join(idle)} ran no trial on any task: the data say "
                          "nothing about them (their ability is not identified); drop them.")

@@ -19,7 +19,8 @@ from ...inference.optimize import at_bound, covariance_from_information
 from ...inference.delta import ConfidenceInterval, logit_wald_ends, normal_quantile
 from ..._special import betabinom_logpmf
 from ...metrics import evaluate_logit, evaluate_metric
-from ...data.panel import Panel
+from ...data.counts import Counts
+from ...data.panel import Panel, system_name
 from ...inference.profile import LikelihoodRegion, region_drop, repair_across_metrics
 from ._graph import _layout_loglik
 from ._layout import _BOUNDS, _Layout, _blocks, _box, _system_parts, panel_layout, split_blocks
@@ -845,7 +846,10 @@ class PooledFit:
         """Positions of systems a and b and the tasks' mask (default: those both ran)."""
         ia, ib = self.panel.index(a), self.panel.index(b)
         ran = (self.panel.trials[ia] > 0) & (self.panel.trials[ib] > 0)
-        return ia, ib, self._task_mask(ran, tasks, f"systems {a!r} and {b!r} share no task.")
+        # named as the panel labels them, whichever name the caller used
+        names = (system_name(self.systems[ia]), system_name(self.systems[ib]))
+        return ia, ib, self._task_mask(ran, tasks,
+                                       f"systems '{names[0]}' and '{names[1]}' share no task.")
 
     def differences(self, pairs: list[tuple[int, int]], metric: str, k_arr: np.ndarray,
                     masks: list[np.ndarray]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -1093,6 +1097,52 @@ class PooledFit:
         per_h = (second - mean.T @ mean) / r.shape[0] ** 2
         big = np.kron(np.eye(len(rows)), C)
         return big @ per_h @ big.T
+
+    def plot(self, k=None, metric: str = "pass@k", *, systems=None, level: float = 0.95,
+             interval: str = "delta", ax=None):
+        """Every system's `metric` against the horizon `k`, each with its interval band.
+
+        Each system is drawn by :func:`passmix.plots.plot_horizon` on one axes.
+
+        Parameters
+        ----------
+        k : array_like of int, optional
+            Horizons; by default 60 from 1 to 1000.
+        metric : {"pass@k", "pass^k", "auc@k"}, default "pass@k"
+        systems : sequence, optional
+            The systems drawn (labels or names, as :meth:`system` takes them);
+            default all.
+        level : float, default 0.95
+        interval : {"delta", "profile"}, default "delta"
+            The bands: the delta method (instant), or the profile likelihood
+            (a search over every system's coordinates per system and horizon:
+            minutes for the default horizons).
+        ax : matplotlib.axes.Axes, optional
+            Where to draw; default a new figure.
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> import numpy as np, passmix
+        >>> rng = np.random.default_rng(0)
+        >>> p = rng.beta(1, 3, size=(2, 40))
+        >>> panel = passmix.Panel(rng.binomial(8, p), np.full((2, 40), 8), systems=["a", "b"])
+        >>> ax = passmix.fit_pooled(panel, seed=0).plot(k=[1, 10, 100])
+        >>> [text for text in ax.get_legend_handles_labels()[1] if text in ("a", "b")]
+        ['a', 'b']
+        """
+        from ...plots.fit import get_ax, plot_horizon  # pyplot only when a plot is drawn
+
+        ax = get_ax(ax)
+        for label in (self.systems if systems is None else systems):
+            plot_horizon(self.system(label), metric, k, level=level, interval=interval,
+                         ax=ax)
+        return ax
 
     def info(self) -> dict[str, Any]:
         """Estimator, difficulty family, log-likelihood, BIC and convergence."""
@@ -1357,6 +1407,11 @@ class PooledSystem:
     def name(self):
         """The system's label."""
         return self.fit.systems[self.index]
+
+    @property
+    def counts(self) -> Counts:
+        """The system's counts over the panel's tasks (m = 0 where it did not run one)."""
+        return self.fit.panel.counts(self.name)
 
     def metric(self, metric: str, k):
         """The metric at horizon(s) `k`, averaged over each task's posterior."""
