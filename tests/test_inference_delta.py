@@ -1,5 +1,7 @@
 """Delta-method gradients and intervals against finite differences and simulation."""
 
+import warnings
+
 import numpy as np
 import pytest
 from numpy.testing import assert_allclose
@@ -7,7 +9,9 @@ from scipy.stats import norm
 
 import passmix
 from conftest import simulate_mixture
-from passmix.inference import delta_method, metric_gradient, metric_logit_gradient
+from passmix import FitWarning
+from passmix.inference import (delta_method, metric_gradient, metric_logit_gradient,
+                               wald_edge_excess)
 from passmix.metrics import metric_value
 from passmix.models.mixture.graph import n_free_parameters, unpack
 
@@ -129,7 +133,9 @@ class TestHugeHorizons:
         two methods' ends up to ~0.15 of the width apart here (0.02-0.05 at
         k = 10, 100); a collapsed interval (ends at the estimate, mid-interval) is
         ~0.5 of the width off at one end and has width ~0."""
-        delta = saturating_fit.interval(metric, self.KS, method="delta")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FitWarning)  # and the fit supports the interval
+            delta = saturating_fit.interval(metric, self.KS, method="delta")
         profile = saturating_fit.interval(metric, self.KS, method="profile")
         d_lo, d_hi = clipped_logit(delta.lower), clipped_logit(delta.upper)
         p_lo, p_hi = clipped_logit(profile.lower), clipped_logit(profile.upper)
@@ -181,6 +187,34 @@ class TestHugeHorizons:
             for e in np.eye(z.size)])
         assert np.all(np.isfinite(logits))
         assert_allclose(grad, fd, rtol=1e-5, atol=1e-6 * np.abs(fd).max())
+
+
+class TestUnsupportedIntervals:
+    """Where the delta method's linearisation fails, it says so."""
+
+    def test_edge_excess_by_hand(self):
+        # logit M = exp(z0): the tangent at 0 is 1 + z0, the Wald region's edge along
+        # the gradient is z0 = -+1.96, where exp is 0.141 and 7.10 and the tangent
+        # -0.96 and 2.96
+        q = norm.ppf(0.975)
+        out = wald_edge_excess(lambda z, i: float(np.exp(z[0])), np.zeros(2), np.eye(2),
+                               np.array([[1.0, 0.0]]))
+        assert_allclose(out, [[((1 - q) - np.exp(-q)) / q, (np.exp(q) - (1 + q)) / q]],
+                        rtol=1e-12)
+
+    def test_few_tasks_at_huge_k_warn_and_the_profile_shows_why(self):
+        """Six tasks, alpha estimated at 1.37: AUC@1e18 is 1 - ~1e-18, and its delta
+        interval stays within 1e-14 of 1 (on the logit scale it is 40 +- 6), but the
+        Wald region reaches alpha < 1, where 1 - AUC@k is ~k^-alpha: there the metric
+        is ~0.999, far outside the interval, and the profile interval reaches 0.9998."""
+        fit = passmix.fit(passmix.Counts([2, 3, 5, 2, 0, 4], np.full(6, 5)), seed=0)
+        with pytest.warns(FitWarning, match=r"not supported by the data \(auc@k at k = 1e\+18\)"):
+            lower, upper = fit.interval("auc@k", 10**18, method="delta")
+        assert 1 - 1e-14 < lower < upper
+        profile_lower, _ = fit.interval("auc@k", 10**18)
+        assert profile_lower < 0.9999
+        with pytest.warns(FitWarning, match="auc@k at k = 1e"):
+            fit.summary([10, 10**18], method="delta")
 
 
 @pytest.mark.slow

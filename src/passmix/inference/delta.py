@@ -32,7 +32,7 @@ from ..models.mixture.parameters import unpack, unpack_jacobian
 
 __all__ = ["ConfidenceInterval", "DeltaMethodResult", "IntervalEnds", "delta_interval", "delta_method",
            "logit_wald_ends", "metric_gradient", "metric_logit_gradient", "normal_quantile",
-           "wald_ends", "widen_degenerate"]
+           "wald_edge_excess", "wald_ends", "widen_degenerate"]
 
 _SCALES = ("logit", "identity")
 
@@ -310,6 +310,81 @@ def delta_interval(values, gradient, covariance, metric: str, k, *, level: float
         metric=check_metric(metric), k=np.asarray(k), estimate=estimate, standard_error=se,
         lower=lower, upper=upper, level=level, covariance=cov,
     )
+
+
+def wald_edge_excess(logit_at, params, covariance, logit_gradient, level: float = 0.95,
+                     box=None) -> np.ndarray:
+    """How far the metric at the edge of the parameters' Wald region lies outside its
+    logit-scale delta interval, in half-widths of that interval.
+
+    The delta method replaces ``logit M`` by its tangent at the estimate
+    ``z``. Over the Wald region ``{z' : (z' - z)' Sigma^-1 (z' - z) <= q^2}``
+    the tangent is least and greatest at ``z -+ q Sigma g / sqrt(g' Sigma g)``,
+    where it equals the interval's ends. Where ``logit M`` is close to linear
+    over the region the metric itself is close to those ends there; where it
+    is not (at huge horizons with few tasks, ``logit M`` is about
+    ``alpha log k`` and AUC@k turns from ``~1/k`` to ``~k^-alpha`` as alpha
+    crosses 1) a value of the metric inside the delta method's own region of
+    parameters can lie far outside its interval, and the interval is not
+    supported by the data. This measures that, at two evaluations of the
+    metric per horizon.
+
+    Parameters
+    ----------
+    logit_at : callable
+        ``logit_at(z, i)``: ``logit M`` at coordinates `z` and horizon number `i`.
+    params : array_like
+        The estimate's coordinates, shape ``(n,)``.
+    covariance : array_like
+        Their covariance, ``(n, n)``.
+    logit_gradient : array_like
+        The gradient of ``logit M`` at `params`, shape ``(K, n)``.
+    level : float, default 0.95
+        Confidence level.
+    box : array_like, optional
+        ``(n, 2)`` bounds of the coordinates: the edge points are held
+        inside them (the region may reach past the model's parameter space,
+        where the metric is not defined).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(K, 2)``: ``(lower end - logit M(z-)) / half`` and
+        ``(logit M(z+) - upper end) / half``, positive where the metric at
+        the edge lies outside the interval on that side; 0 where the
+        standard error is 0 and NaN where the metric is not finite there.
+
+    Examples
+    --------
+    A linear function of the coordinates has no excess:
+
+    >>> import numpy as np
+    >>> from passmix.inference.delta import wald_edge_excess
+    >>> g = np.array([[1.0, 2.0]])
+    >>> out = wald_edge_excess(lambda z, i: float(g[i] @ z), np.zeros(2), np.eye(2), g)
+    >>> np.allclose(out, 0.0)
+    True
+    """
+    params = np.asarray(params, dtype=float)
+    cov = np.asarray(covariance, dtype=float)
+    grad = np.atleast_2d(np.asarray(logit_gradient, dtype=float))
+    box = None if box is None else np.asarray(box, dtype=float)
+    q = normal_quantile(check_level(level))
+    out = np.zeros((grad.shape[0], 2))
+    for i, g in enumerate(grad):
+        direction = cov @ g
+        se = float(np.sqrt(max(float(g @ direction), 0.0)))
+        if not (np.isfinite(se) and se > 0.0):
+            continue
+        step = (q / se) * direction
+        low, high = params - step, params + step
+        if box is not None:
+            low, high = (np.clip(z, box[:, 0], box[:, 1]) for z in (low, high))
+        centre, half = float(logit_at(params, i)), q * se
+        with np.errstate(invalid="ignore", over="ignore"):  # an infinite logit: NaN or inf
+            out[i, 0] = ((centre - half) - float(logit_at(low, i))) / half
+            out[i, 1] = (float(logit_at(high, i)) - (centre + half)) / half
+    return out
 
 
 def normal_quantile(level: float) -> float:
