@@ -222,12 +222,14 @@ def evaluate_metric(metric, weights, alpha, beta, k, grad=False):
     value = _flush(np.clip(np.sum(w * g, axis=-1), 0.0, 1.0))
     if not grad:
         return value
-    _, _, dlg_da, dlg_db, dl1g_da, dl1g_db = terms
-    # dg = g d log g = -(1 - g) d log(1 - g): take the side that cannot overflow
+    _, l1g, dlg_da, dlg_db, dl1g_da, dl1g_db = terms
+    # dg = g d log g = -(1 - g) d log(1 - g): take the side that cannot overflow, with
+    # 1 - g from its own log term (1.0 - g is 0 where g rounds to 1, at huge k)
     low = g <= 0.5
     with np.errstate(invalid="ignore", over="ignore"):
-        dg_da = np.where(low, g * dlg_da, -(1.0 - g) * dl1g_da)
-        dg_db = np.where(low, g * dlg_db, -(1.0 - g) * dl1g_db)
+        comp = np.exp(l1g)
+        dg_da = np.where(low, g * dlg_da, -comp * dl1g_da)
+        dg_db = np.where(low, g * dlg_db, -comp * dl1g_db)
     return value, (g, w * dg_da, w * dg_db)
 
 
