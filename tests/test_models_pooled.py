@@ -1549,3 +1549,39 @@ class TestDifference:
             ragged.difference("a", "b", "pass@k", 5, tasks=np.zeros(30, bool))
         with pytest.raises(KeyError):
             ragged.difference("a", "zz", "pass@k", 5)
+
+
+def test_delta_keeps_its_width_at_huge_horizons():
+    """AUC@k at k = 1e12 and 1e18 of three strong systems is 1 - 1e-13 and rounds to 1.
+
+    The delta interval there used to be exactly [1, 1] at 1e18: the metric and
+    both logit-scale ends round to 1 and nothing kept them apart. Now one end
+    stays a double away, and the interval agrees with the profile's on the
+    logit scale (ends capped at that of 1 - 2^-52, since doubles near 1 resolve
+    1 - M only to ~1e-16): within 0.25 of the profile's logit width, the
+    tolerance of the mixture's check in ``tests/test_inference_delta.py``
+    (80 tasks x 3 systems leave a near-quadratic likelihood; the two agree to
+    ~0.02 of the width at 1e12 and both round to [1 - 2^-53, 1] at 1e18).
+    """
+    rng = np.random.default_rng(1)
+    d = rng.normal(-2.5, 0.7, size=80)
+    p = expit(np.array([[-0.5], [0.0], [0.5]]) - d)
+    panel = Panel(rng.binomial(10, p), np.full(p.shape, 10), systems=["a", "b", "c"])
+    fit = fit_pooled(panel, seed=0)
+    ks = [10**12, 10**18]
+    for metric in ("pass@k", "pass^k", "auc@k"):
+        table = fit.delta(metric, ks, system="a")
+        assert np.all(table["lower"] < table["upper"]), table
+        assert np.all((table["lower"] <= table["estimate"]) & (table["estimate"] <= table["upper"]))
+    delta, profile = fit.delta("auc@k", ks, system="a"), fit.profile("auc@k", ks, system="a")
+    assert delta["estimate"].iloc[1] == 1.0  # the case: the metric itself rounds to 1
+
+    def capped_logit(q):
+        q = np.asarray(q, dtype=float)
+        with np.errstate(divide="ignore"):
+            return np.minimum(np.log(q) - np.log1p(-q), -np.log(2.0 ** -52))
+
+    width = capped_logit(profile["upper"]) - capped_logit(profile["lower"])
+    for end in ("lower", "upper"):
+        gap = np.abs(capped_logit(delta[end]) - capped_logit(profile[end]))
+        assert np.all(gap <= 0.25 * width + 1e-9), (delta, profile)

@@ -47,7 +47,8 @@ class DegenerateDataWarning(UserWarning):
 
 
 class FitWarning(UserWarning):
-    """An optimisation that did not converge or stopped on a box bound."""
+    """An optimisation that did not converge or stopped on a box bound, or a delta-method
+    interval the fit does not support (its linearisation fails over the Wald region)."""
 
 
 class PosteriorWarning(UserWarning):

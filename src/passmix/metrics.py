@@ -157,8 +157,12 @@ def _auc_terms(alpha, beta, k, grad):
     if not grad:
         return lg, l1g
     step = 2.0 * _AUC_STEP
-    d_tail_da = -(gs[1] - gs[2]) / (step * alpha)
-    d_tail_db = -(gs[3] - gs[4]) / (step * beta)
+    # difference the side that carries the digits: 1 - tail keeps only ~1e-16 of a
+    # tail near 0 (AUC@k at huge k), where its differences cancel to 0 and the delta
+    # method would see no variance; the tail itself is accurate to a few ulp there
+    side = np.where(small, -gs, tails)  # -g where g is tiny, else 1 - g: both d(1 - g)
+    d_tail_da = (side[1] - side[2]) / (step * alpha)
+    d_tail_db = (side[3] - side[4]) / (step * beta)
     with np.errstate(divide="ignore", invalid="ignore"):
         inv_g, inv_tail = 1.0 / gs[0], 1.0 / np.where(small[0], 1.0 - gs[0], tail)
     return (lg, l1g, -d_tail_da * inv_g, -d_tail_db * inv_g,
@@ -218,12 +222,14 @@ def evaluate_metric(metric, weights, alpha, beta, k, grad=False):
     value = _flush(np.clip(np.sum(w * g, axis=-1), 0.0, 1.0))
     if not grad:
         return value
-    _, _, dlg_da, dlg_db, dl1g_da, dl1g_db = terms
-    # dg = g d log g = -(1 - g) d log(1 - g): take the side that cannot overflow
+    _, l1g, dlg_da, dlg_db, dl1g_da, dl1g_db = terms
+    # dg = g d log g = -(1 - g) d log(1 - g): take the side that cannot overflow, with
+    # 1 - g from its own log term (1.0 - g is 0 where g rounds to 1, at huge k)
     low = g <= 0.5
     with np.errstate(invalid="ignore", over="ignore"):
-        dg_da = np.where(low, g * dlg_da, -(1.0 - g) * dl1g_da)
-        dg_db = np.where(low, g * dlg_db, -(1.0 - g) * dl1g_db)
+        comp = np.exp(l1g)
+        dg_da = np.where(low, g * dlg_da, -comp * dl1g_da)
+        dg_db = np.where(low, g * dlg_db, -comp * dl1g_db)
     return value, (g, w * dg_da, w * dg_db)
 
 

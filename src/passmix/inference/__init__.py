@@ -9,8 +9,8 @@
 """
 
 from .delta import (ConfidenceInterval, DeltaMethodResult, IntervalEnds, delta_interval,
-                    delta_method, logit_wald_ends, metric_gradient, normal_quantile, wald_ends,
-                    widen_degenerate)
+                    delta_method, logit_wald_ends, metric_gradient, metric_logit_gradient,
+                    normal_quantile, wald_edge_excess, wald_ends, widen_degenerate)
 from .optimize import (BOUND_TOL, Optimum, at_bound, covariance_from_information, damped_newton,
                        gradient_hessian, is_stationary, maximize, newton_polish,
                        observed_covariance, select_by_bic, select_by_criterion)
@@ -21,8 +21,10 @@ __all__ = ["BOUND_TOL", "ConfidenceInterval", "DeltaMethodResult", "IntervalEnds
            "Optimum",
            "ProfileResult", "at_bound", "covariance_from_information", "damped_newton",
            "delta_interval", "delta_method", "extreme_on_region", "gradient_hessian",
-           "is_stationary", "logit_wald_ends", "maximize", "metric_gradient", "newton_polish",
+           "is_stationary", "logit_wald_ends", "maximize", "metric_gradient",
+           "metric_logit_gradient", "newton_polish",
            "normal_quantile",
            "observed_covariance", "profile_extremes", "profile_interval",
-           "repair_across_metrics", "select_by_bic", "select_by_criterion", "wald_ends",
+           "repair_across_metrics", "select_by_bic", "select_by_criterion", "wald_edge_excess",
+           "wald_ends",
            "widen_degenerate"]

@@ -8,6 +8,13 @@ gives the paper's clipped ``M +/- z se``. The interval is invariant to
 a smooth one-to-one reparameterisation at an interior optimum, so working in
 ``z`` gives the same interval as working in ``(w, alpha, beta)``. The gradient
 is analytic (digamma formulas, chained through the map from ``z``).
+
+On the logit scale both the centre ``logit M`` and its gradient are computed
+from the components' log terms (:func:`metric_logit_gradient`), never from M:
+at a huge horizon M rounds to 1 (or underflows to 0) and ``M (1 - M)`` with it,
+while ``logit M = -log(1 - M) + ...`` and its gradient stay exact, so the
+interval keeps the width the data give it instead of collapsing onto the
+estimate.
 """
 
 from __future__ import annotations
@@ -20,12 +27,12 @@ import pandas as pd
 from scipy.special import expit, ndtri
 
 from .._validation import check_k, check_level, check_metric
-from ..metrics import TINY, evaluate_metric
+from ..metrics import TINY, evaluate_logit, evaluate_metric
 from ..models.mixture.parameters import unpack, unpack_jacobian
 
 __all__ = ["ConfidenceInterval", "DeltaMethodResult", "IntervalEnds", "delta_interval", "delta_method",
-           "logit_wald_ends", "metric_gradient", "normal_quantile", "wald_ends",
-           "widen_degenerate"]
+           "logit_wald_ends", "metric_gradient", "metric_logit_gradient", "normal_quantile",
+           "wald_edge_excess", "wald_ends", "widen_degenerate"]
 
 _SCALES = ("logit", "identity")
 
@@ -130,6 +137,55 @@ def metric_gradient(params, n_components: int, metric: str, k) -> tuple[np.ndarr
     return values, d_wab @ unpack_jacobian(params, n_components)
 
 
+def metric_logit_gradient(params, n_components: int, metric: str, k
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """``logit M`` and its gradient in the unconstrained coordinates, exact at any horizon.
+
+    Both come from the components' log terms
+    (:func:`passmix.metrics.evaluate_logit`), so they stay finite and keep
+    their relative accuracy where M itself rounds to 1 (Pass@k and AUC@k at
+    k = 1e18, whose complement may be 1e-20) or underflows to 0 (Pass^k):
+    there ``M (1 - M)`` is 0 in floating point and the logit-scale standard
+    error ``se / (M (1 - M))`` cannot be formed from M's own gradient.
+
+    Parameters
+    ----------
+    params : array_like
+        Unconstrained coordinates, shape ``(3H - 1,)``.
+    n_components : int
+        H.
+    metric : str
+        ``"pass@k"``, ``"pass^k"`` or ``"auc@k"``.
+    k : int or array_like of int
+        Horizons.
+
+    Returns
+    -------
+    logits : numpy.ndarray
+        ``logit M``, shape ``(K,)``.
+    gradient : numpy.ndarray
+        Its gradient, shape ``(K, 3H - 1)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.inference.delta import metric_gradient, metric_logit_gradient
+    >>> z = np.array([0.0, np.log(10.0)])                  # Beta(5, 5)
+    >>> u, g = metric_logit_gradient(z, 1, "pass@k", [10**18])
+    >>> round(float(u[0]), 2)                              # 1 - Pass@k ~ 1e-86...
+    197.61
+    >>> float(metric_gradient(z, 1, "pass@k", [10**18])[0][0])  # ...so Pass@k rounds to 1
+    1.0
+    """
+    metric = check_metric(metric)
+    k_arr, _ = check_k(k)
+    params = np.asarray(params, dtype=float)
+    mixture = unpack(params, n_components)
+    logits, (d_w, d_a, d_b) = evaluate_logit(metric, *mixture, k_arr)
+    d_wab = np.concatenate([d_w, d_a, d_b], axis=-1)
+    return logits, d_wab @ unpack_jacobian(params, n_components, mixture)
+
+
 def delta_method(params, covariance, n_components: int, metric: str, k,
                  *, level: float = 0.95, scale: str = "logit") -> DeltaMethodResult:
     """Delta-method interval of a metric from parameters and their covariance.
@@ -157,7 +213,10 @@ def delta_method(params, covariance, n_components: int, metric: str, k,
         stays inside (0, 1) and is asymmetric near the ends; it covers better
         when the metric is small or close to 1 (e.g. Pass^k at large k), where
         the identity scale undercovers. The standard error reported is that
-        of M on its own scale either way.
+        of M on its own scale either way. ``logit M`` and its gradient are
+        computed in closed form from the components' log terms
+        (:func:`metric_logit_gradient`), not from M, so the interval keeps its
+        width at horizons where M rounds to 1 or underflows.
 
     Returns
     -------
@@ -171,14 +230,21 @@ def delta_method(params, covariance, n_components: int, metric: str, k,
     >>> res = delta_method(z, 0.01 * np.eye(2), 1, "pass^k", [1, 5])
     >>> bool(np.all(res.lower < res.estimate)) and bool(np.all(res.estimate < res.upper))
     True
+
+    At k = 1e18 Pass@k is 1 to double precision, but its interval is not a point:
+
+    >>> res = delta_method(z, 0.01 * np.eye(2), 1, "pass@k", 10**18)
+    >>> float(res.estimate[0]), bool(res.lower[0] < 1.0)
+    (1.0, True)
     """
     values, grad = metric_gradient(params, n_components, metric, k)
+    logit = metric_logit_gradient(params, n_components, metric, k) if scale == "logit" else None
     return delta_interval(values, grad, covariance, metric, check_k(k)[0], level=level,
-                          scale=scale)
+                          scale=scale, logit=logit)
 
 
 def delta_interval(values, gradient, covariance, metric: str, k, *, level: float = 0.95,
-                   scale: str = "logit") -> DeltaMethodResult:
+                   scale: str = "logit", logit=None) -> DeltaMethodResult:
     """Delta-method interval from a metric's values and gradient, generic in the model.
 
     Parameters
@@ -197,6 +263,14 @@ def delta_interval(values, gradient, covariance, metric: str, k, *, level: float
         Confidence level.
     scale : {"logit", "identity"}, default "logit"
         As for :func:`delta_method`.
+    logit : tuple of array_like, optional
+        ``(logit M, its gradient)``, shapes ``(K,)`` and ``(K, n)``, computed
+        without going through M (e.g. :func:`metric_logit_gradient`). With
+        ``scale="logit"`` the ends are formed from them, which keeps the
+        interval's width where M rounds to 1 or underflows to 0; without,
+        from `values` and `gradient` (``se / (M (1 - M))``), which cannot
+        resolve such horizons. Horizons where the given logit is not finite
+        fall back to that.
 
     Returns
     -------
@@ -218,6 +292,17 @@ def delta_interval(values, gradient, covariance, metric: str, k, *, level: float
     se = np.sqrt(np.clip(np.diag(cov), 0.0, None))
     estimate = np.clip(np.asarray(values, dtype=float), 0.0, 1.0)
     lower, upper = wald_ends(estimate, se, level, scale)
+    if scale == "logit" and logit is not None:
+        centre = np.asarray(logit[0], dtype=float).reshape(estimate.shape)
+        grad_logit = np.atleast_2d(np.asarray(logit[1], dtype=float))
+        cov_logit = np.asarray(covariance, dtype=float)
+        se_logit = np.sqrt(np.clip(np.einsum("ki,ij,kj->k", grad_logit, cov_logit, grad_logit),
+                                   0.0, None))
+        # the exact logit where it is finite (a component's AUC lost below the float range
+        # can leave it -inf); elsewhere the ends from M above
+        exact = np.isfinite(centre) & np.isfinite(se_logit)
+        lo, hi = logit_wald_ends(centre[exact], se_logit[exact], level)
+        lower[exact], upper[exact] = lo, hi
     # rounding can put an end a ulp past the estimate, and a zero standard
     # error (coordinates held on a bound) gives ends that coincide
     lower, upper = widen_degenerate(np.minimum(lower, estimate), np.maximum(upper, estimate))
@@ -225,6 +310,81 @@ def delta_interval(values, gradient, covariance, metric: str, k, *, level: float
         metric=check_metric(metric), k=np.asarray(k), estimate=estimate, standard_error=se,
         lower=lower, upper=upper, level=level, covariance=cov,
     )
+
+
+def wald_edge_excess(logit_at, params, covariance, logit_gradient, level: float = 0.95,
+                     box=None) -> np.ndarray:
+    """How far the metric at the edge of the parameters' Wald region lies outside its
+    logit-scale delta interval, in half-widths of that interval.
+
+    The delta method replaces ``logit M`` by its tangent at the estimate
+    ``z``. Over the Wald region ``{z' : (z' - z)' Sigma^-1 (z' - z) <= q^2}``
+    the tangent is least and greatest at ``z -+ q Sigma g / sqrt(g' Sigma g)``,
+    where it equals the interval's ends. Where ``logit M`` is close to linear
+    over the region the metric itself is close to those ends there; where it
+    is not (at huge horizons with few tasks, ``logit M`` is about
+    ``alpha log k`` and AUC@k turns from ``~1/k`` to ``~k^-alpha`` as alpha
+    crosses 1) a value of the metric inside the delta method's own region of
+    parameters can lie far outside its interval, and the interval is not
+    supported by the data. This measures that, at two evaluations of the
+    metric per horizon.
+
+    Parameters
+    ----------
+    logit_at : callable
+        ``logit_at(z, i)``: ``logit M`` at coordinates `z` and horizon number `i`.
+    params : array_like
+        The estimate's coordinates, shape ``(n,)``.
+    covariance : array_like
+        Their covariance, ``(n, n)``.
+    logit_gradient : array_like
+        The gradient of ``logit M`` at `params`, shape ``(K, n)``.
+    level : float, default 0.95
+        Confidence level.
+    box : array_like, optional
+        ``(n, 2)`` bounds of the coordinates: the edge points are held
+        inside them (the region may reach past the model's parameter space,
+        where the metric is not defined).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(K, 2)``: ``(lower end - logit M(z-)) / half`` and
+        ``(logit M(z+) - upper end) / half``, positive where the metric at
+        the edge lies outside the interval on that side; 0 where the
+        standard error is 0 and NaN where the metric is not finite there.
+
+    Examples
+    --------
+    A linear function of the coordinates has no excess:
+
+    >>> import numpy as np
+    >>> from passmix.inference.delta import wald_edge_excess
+    >>> g = np.array([[1.0, 2.0]])
+    >>> out = wald_edge_excess(lambda z, i: float(g[i] @ z), np.zeros(2), np.eye(2), g)
+    >>> np.allclose(out, 0.0)
+    True
+    """
+    params = np.asarray(params, dtype=float)
+    cov = np.asarray(covariance, dtype=float)
+    grad = np.atleast_2d(np.asarray(logit_gradient, dtype=float))
+    box = None if box is None else np.asarray(box, dtype=float)
+    q = normal_quantile(check_level(level))
+    out = np.zeros((grad.shape[0], 2))
+    for i, g in enumerate(grad):
+        direction = cov @ g
+        se = float(np.sqrt(max(float(g @ direction), 0.0)))
+        if not (np.isfinite(se) and se > 0.0):
+            continue
+        step = (q / se) * direction
+        low, high = params - step, params + step
+        if box is not None:
+            low, high = (np.clip(z, box[:, 0], box[:, 1]) for z in (low, high))
+        centre, half = float(logit_at(params, i)), q * se
+        with np.errstate(invalid="ignore", over="ignore"):  # an infinite logit: NaN or inf
+            out[i, 0] = ((centre - half) - float(logit_at(low, i))) / half
+            out[i, 1] = (float(logit_at(high, i)) - (centre + half)) / half
+    return out
 
 
 def normal_quantile(level: float) -> float:

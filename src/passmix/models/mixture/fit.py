@@ -43,7 +43,8 @@ from ...data.counts import Counts, as_counts
 from ...distributions import BetaMixture
 from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, is_stationary, maximize,
                                    observed_covariance, select_by_bic)
-from ...inference.delta import ConfidenceInterval, DeltaMethodResult, delta_method
+from ...inference.delta import (ConfidenceInterval, DeltaMethodResult, delta_method,
+                                metric_logit_gradient, wald_edge_excess)
 from ...metrics import evaluate_logit, evaluate_logit_value, evaluate_metric
 from .graph import get_objective
 from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_blocks, coordinate_names,
@@ -200,7 +201,21 @@ class MixtureFit:
         """Delta-method estimate, standard error, interval and covariance across `k`.
 
         `scale` is ``"logit"`` (default) or ``"identity"``; see
-        :func:`passmix.delta_method`.
+        :func:`passmix.delta_method`. ``logit M`` is computed from the
+        components' log terms, so the interval keeps its width at horizons
+        where M rounds to 1 or underflows (k = 1e18 and beyond).
+
+        Warns
+        -----
+        FitWarning
+            The optimum is on a box bound (the interval treats those
+            coordinates as known), or at some horizon the metric at the edge
+            of the parameters' Wald region lies outside the interval by more
+            than its half-width on the logit scale
+            (:func:`passmix.inference.wald_edge_excess`): the linearisation
+            the delta method rests on fails there, as it can at huge
+            horizons with few tasks, and the profile interval is the one to
+            use.
         """
         if self.on_bound:
             warnings.warn(
@@ -208,8 +223,30 @@ class MixtureFit:
                 "delta-method interval treats those coordinates as known (the profile "
                 "interval does not).", FitWarning, stacklevel=2,
             )
-        return delta_method(self.params, self.covariance, self.n_components, metric, k,
-                            level=level, scale=scale)
+        res = delta_method(self.params, self.covariance, self.n_components, metric, k,
+                           level=level, scale=scale)
+        unsupported = self._unsupported_horizons(res.metric, res.k, res.level)
+        if unsupported.size:
+            warnings.warn(_unsupported_message({res.metric: unsupported}), FitWarning,
+                          stacklevel=2)
+        return res
+
+    def _unsupported_horizons(self, metric: str, k_arr: np.ndarray, level: float) -> np.ndarray:
+        """Horizons at which the delta interval's linearisation fails (see :meth:`delta`)."""
+        h = self.n_components
+        _, grad = metric_logit_gradient(self.params, h, metric, k_arr)
+
+        def logit_at(z, i):
+            # at the box's corners (a shape of 1e-300, a weight of 0) a log term may be
+            # infinite: a NaN excess, which flags nothing
+            with np.errstate(all="ignore"):
+                return evaluate_logit_value(metric, *unpack(z, h), k_arr[i:i + 1])[0]
+
+        excess = wald_edge_excess(logit_at, self.params, self.covariance, grad, level,
+                                  box=bounds(h))
+        # beyond one half-width: a parameter value the delta method itself calls
+        # plausible gives a metric twice as far out as its interval reaches
+        return k_arr[np.any(excess > 1.0, axis=1)]
 
     def profile(self, metric: str, k, level: float = 0.95) -> ProfileResult:
         """Profile-likelihood estimate and interval at horizon(s) `k`.
@@ -397,6 +434,10 @@ class MixtureFit:
                 warnings.warn(f"the optimum lies on the box bound of {', '.join(self.on_bound)}; "
                               "delta-method intervals treat those coordinates as known.",
                               FitWarning, stacklevel=2)
+            unsupported = {m: self._unsupported_horizons(m, ks, level) for m in METRICS}
+            unsupported = {m: k_bad for m, k_bad in unsupported.items() if k_bad.size}
+            if unsupported:
+                warnings.warn(_unsupported_message(unsupported), FitWarning, stacklevel=2)
         frames = [pd.DataFrame({
             "metric": m, "k": ks, "estimate": deltas[m].estimate, "se": deltas[m].standard_error,
             "lower": bounds_[m][0], "upper": bounds_[m][1],
@@ -431,6 +472,16 @@ class MixtureFit:
     def _repr_html_(self) -> str:
         return (f"<p><b>{self._header()}</b></p>" + self.components().to_html(float_format="%.4g")
                 + self.bic_table.to_html(float_format="%.4g", index=False))
+
+
+def _unsupported_message(unsupported: dict) -> str:
+    """The warning for horizons whose delta interval the fit does not support."""
+    where = "; ".join(f"{m} at k = {', '.join(f'{int(k):g}' for k in ks)}"
+                      for m, ks in unsupported.items())
+    return (f"delta-method interval not supported by the data ({where}): at the edge of "
+            "the parameters' Wald region the metric lies beyond the interval by more than "
+            "its half-width, so the linearisation it rests on fails there (common at huge "
+            "horizons with few tasks); use the profile interval (method='profile').")
 
 
 def _metric_of_coordinates(metric: str, n_components: int):

@@ -16,7 +16,8 @@ from ..._cache import BoundedMemo
 from ..._defaults import METRICS, SUMMARY_K
 from ..._validation import check_interval_method, check_k, check_level, check_metric
 from ...inference.optimize import at_bound, covariance_from_information
-from ...inference.delta import ConfidenceInterval, logit_wald_ends, normal_quantile
+from ...inference.delta import (ConfidenceInterval, logit_wald_ends, normal_quantile,
+                                widen_degenerate)
 from ..._special import betabinom_logpmf
 from ...metrics import evaluate_logit, evaluate_metric
 from ...data.counts import Counts
@@ -385,6 +386,9 @@ class PooledFit:
         # it is divided by M^2, which for a small Pass^k blows up to an interval of ~1)
         var_tasks = self._task_variance(metric, k_arr)
         lower, upper = _with_task_spread(base, lower, upper, var_tasks, normal_quantile(level))
+        # at a huge horizon M and both ends can round to 1 (or to 0) though the logit
+        # interval has width: an end one double away says so instead of a point
+        lower, upper = widen_degenerate(lower, upper)
         # the se on the probability scale: d expit = M (1 - M) d logit
         se = np.hypot(base * (1 - base) * se_logit, np.sqrt(var_tasks))
         return self._table(metric, k_arr, rows, base, se, lower, upper)
