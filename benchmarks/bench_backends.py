@@ -71,7 +71,7 @@ else:  # the log-density and gradient NUTS samples, compiled as pymc.sample comp
     pm.set_data(pair_data(y, m, np.ones(40)), model=model)
     f = model.logp_dlogp_function(ravel_inputs=True, mode=compile_mode())
     f.set_extra_values({})
-    x = np.zeros(f.size)
+    x = np.zeros(sum(np.size(v) for v in model.initial_point().values()))
     call, n = (lambda: f(x)), 3000
 t2 = time.perf_counter(); c2 = time.process_time()
 call()
@@ -147,6 +147,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--backends", nargs="+", default=["numba", "c"])
+    parser.add_argument("--functions", nargs="+", default=["mixture", "pooled", "nuts"],
+                        choices=["mixture", "pooled", "nuts"])
     parser.add_argument("--skip-cli", action="store_true")
     args = parser.parse_args()
 
@@ -158,6 +160,8 @@ def main() -> None:
     for backend in args.backends:
         for what, label in (("mixture", "mixture objective"), ("pooled", "pooled objective"),
                             ("nuts", "NUTS log-density")):
+            if what not in args.functions:
+                continue
             rows = probe(backend, what, args.repeats)
             warm = [r for r in rows if r["state"] == "warm"]
             for state, group in (("cold", rows[:1]), ("warm", warm)):

@@ -339,6 +339,19 @@ def test_lm_eval_bad_lines(tmp_path):
     assert read_lm_eval(two, metric="acc")["outcome"].tolist() == [1]
     with pytest.raises(LogFormatError, match="partial credit"):
         read_lm_eval(two, metric="f1")
+    # a score outside [0, 1] is not partial credit: out of range, unless a threshold is given
+    three = tmp_path / "three" / "samples_z_2026-01-01T00-00-00.jsonl"
+    three.parent.mkdir()
+    three.write_text('{"doc_id": 0, "metrics": ["score"], "score": 2}\n'
+                     '{"doc_id": 1, "metrics": ["score"], "score": 7}\n')
+    with pytest.raises(LogFormatError, match="score 2 is out of range"):
+        read_lm_eval(three)
+    assert read_lm_eval(three, threshold=5)["outcome"].tolist() == [0, 1]
+    inf = tmp_path / "inf" / "samples_z_2026-01-01T00-00-00.jsonl"
+    inf.parent.mkdir()
+    inf.write_text('{"doc_id": 0, "metrics": ["score"], "score": Infinity}\n')
+    with pytest.raises(LogFormatError, match="infinite"):
+        read_lm_eval(inf, threshold=5)
 
 
 def _samples(tmp_path, lines, name="samples_t_2026-01-01T00-00-00.jsonl"):

@@ -196,6 +196,35 @@ class TestLikelihood:
         assert obj.logp_dlogp(z)[0] == pytest.approx(want, rel=1e-10)
         obj.set_data(layout, DEFAULT_GRID)  # back to one normal for the other tests
 
+    @pytest.mark.slow
+    @pytest.mark.parametrize("n_components, slope", [(1, False), (2, True)])
+    def test_the_normal_familys_own_pymc_graph_agrees(self, small_panel, n_components, slope):
+        """The fit maps a normal family onto the grid family's compiled graph; the normal
+        family's own PyMC model (what NUTS samples, here with flat priors) gives the same
+        log-likelihood and gradient."""
+        import pymc as pm
+
+        from passmix.models.pooled import build_pooled_model
+
+        layout = panel_layout(small_panel)
+        model = build_pooled_model(layout, "normal", DEFAULT_GRID, n_components, slope=slope)
+        fn = pm.pytensorf.compile(model.value_vars, [model.logp(jacobian=False),
+                                                     model.dlogp(jacobian=False)])
+        obj = get_pooled_objective(layout, "normal", DEFAULT_GRID, n_components, slope)
+        rng = np.random.default_rng(5)
+        for _ in range(3):
+            z = rng.normal(scale=0.7, size=sum(s for _, s in obj.blocks))
+            with obj.lock:
+                obj.set_data(layout, DEFAULT_GRID, n_components)
+                logp, grad = obj.logp_dlogp(z)
+            parts = dict(zip([name for name, _ in obj.blocks],
+                             np.split(z, np.cumsum([size for _, size in obj.blocks])[:-1])))
+            want_logp, want_grad = fn(*[parts.get(v.name, np.zeros(0))
+                                        for v in model.value_vars])
+            assert logp == pytest.approx(float(want_logp), rel=1e-12)
+            assert_allclose(grad, want_grad, rtol=1e-9, atol=1e-10)
+        obj.set_data(layout, DEFAULT_GRID)
+
     def test_normal_quadrature_matches_integration(self, small_panel):
         """The grid sum for a normal G against integrating the difficulty out."""
         layout = panel_layout(small_panel)

@@ -640,7 +640,17 @@ class LikelihoodRegion:
         u_hat, g_hat = value(self.x_hat)
         ray = _boundary_point(self.logp, self.x_hat, -sign * (self.cov_x @ g_hat),
                               self.threshold, self.box, rel_tol=self.ray_tol)
-        first = [x for x in (*warm, ray) if x is not None] + self.ends[::-1]
+        # and along the value's own gradient: at an estimate on a bound (a system that
+        # solved nothing) the covariance is ~0 along the held coordinate, so the ray above
+        # barely moves the coordinate the value rides on while the region reaches far
+        # along it, over a likelihood so flat that a search from near the estimate stalls
+        # (projected on the box: a coordinate held on a bound it points past stays there)
+        d = -sign * np.asarray(g_hat, dtype=float)
+        d = np.where(((d > 0) & (self.x_hat >= self.box[:, 1])) |
+                     ((d < 0) & (self.x_hat <= self.box[:, 0])), 0.0, d)
+        steep = _boundary_point(self.logp, self.x_hat, d, self.threshold, self.box,
+                                rel_tol=self.ray_tol)
+        first = [x for x in (*warm, ray, steep) if x is not None] + self.ends[::-1]
         spread, spread_groups = self.spread() if self.use_spread else ([], [])
         candidates = first + spread
         groups = np.array([-2] * len(first) + spread_groups)

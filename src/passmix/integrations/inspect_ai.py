@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 import warnings
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
@@ -123,7 +122,7 @@ def counts(threshold: float | None = None) -> ScoreReducer:
     _in_use = True
 
     def reduce(scores: list[Score]) -> Score:
-        outcomes = [_outcome(score.value, threshold, f"epoch {n + 1}'s score")
+        outcomes = [to_outcome(score.value, threshold, f"epoch {n + 1}'s score")
                     for n, score in enumerate(scores) if not _unscored(score.value)]
         if not outcomes:
             # no warning here: inspect also reduces unfinished epochs (its live display), so
@@ -347,37 +346,6 @@ def _estimate(kind: str, k: int, level: float, method: str, y: np.ndarray, m: np
 def _unscored(value: Any) -> bool:
     """inspect's unscored epoch: a NaN value."""
     return isinstance(value, float) and math.isnan(value)
-
-
-def _outcome(value: Any, threshold: float | None, where: str) -> int:
-    """An epoch's score as 0/1 (:func:`to_outcome`); without a threshold a number must be
-    in [0, 1], and an infinite one never counts."""
-    number = _number(value)
-    if number is not None and math.isinf(number):
-        raise LogFormatError(f"{where}: score {value!r} is infinite, neither a success nor "
-                             "a failure.")
-    if number is not None and threshold is None and not math.isnan(number) \
-            and not 0.0 <= number <= 1.0:
-        # to_outcome would call it partial credit, which is a number strictly between 0 and 1
-        raise LogFormatError(
-            f"{where}: score {value!r} is out of range: a success is 1 and a failure 0 "
-            "(numbers strictly between are partial credit). If the scorer uses another "
-            "scale, pass threshold= to count scores >= threshold as successes.")
-    return to_outcome(value, threshold, where)
-
-
-def _number(value: Any) -> float | None:
-    """`value` as a number when it is one (numeric strings too, as to_outcome reads them)."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, numbers.Real):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return None
-    return None
 
 
 def _counts_key(y: np.ndarray, m: np.ndarray) -> bytes:

@@ -65,7 +65,19 @@ def to_outcome(value: Any, threshold: float | None, where: str) -> int:
     """A score as 0/1: C / I (inspect's letters), booleans, yes/no, 0/1, or a threshold.
 
     Partial credit (``"P"`` or a number strictly between 0 and 1) needs a
-    threshold: success is ``value >= threshold``.
+    threshold: success is ``value >= threshold``. Without one, a number outside
+    [0, 1] is out of range; with one, any finite number is compared, so
+    scorers on another scale work. An infinite score is never either.
+
+    Examples
+    --------
+    >>> from passmix.data.readers._common import to_outcome
+    >>> to_outcome("C", None, "x"), to_outcome(0.0, None, "x"), to_outcome(7, 5.0, "x")
+    (1, 0, 1)
+    >>> to_outcome(2, None, "epoch 1's score")
+    Traceback (most recent call last):
+    ...
+    passmix.data.readers._common.LogFormatError: epoch 1's score: score 2 is out of range: a success is 1 and a failure 0 (numbers strictly between are partial credit). If the scorer uses another scale, pass threshold= (--threshold) to count scores >= threshold as successes.
     """
     if isinstance(value, str):
         key = value.strip().lower()
@@ -89,10 +101,18 @@ def to_outcome(value: Any, threshold: float | None, where: str) -> int:
         v = float(value)
         if math.isnan(v):
             raise LogFormatError(f"{where}: the score is NaN.")
+        if math.isinf(v):
+            raise LogFormatError(f"{where}: score {value!r} is infinite, neither a success nor "
+                                 "a failure.")
         if threshold is not None:
             return int(v >= threshold)
         if v in (0.0, 1.0):
             return int(v)
+        if not 0.0 < v < 1.0:
+            raise LogFormatError(
+                f"{where}: score {value!r} is out of range: a success is 1 and a failure 0 "
+                "(numbers strictly between are partial credit). If the scorer uses another "
+                "scale, pass threshold= (--threshold) to count scores >= threshold as successes.")
         raise LogFormatError(f"{where}: score {value!r} is partial credit, neither 0 nor 1; "
                              "pass threshold= (--threshold) to count values >= threshold as successes.")
     raise LogFormatError(f"{where}: score {value!r} of type {type(value).__name__} is not "

@@ -535,15 +535,20 @@ class PooledFit:
             box = _box(blocks)
             x_hat, T, P, box_x = _profile_coordinates(blocks, self.params, box)
             search = _Affine(objective, self.params, x_hat, T)
+            small = self._layout.n_systems * self._layout.n_tasks <= SPREAD_CELLS
+            # few tasks can leave a second piece of the region far from the estimate (a
+            # system that solved nothing, the difficulty distribution against the grid's
+            # end): on small panels the spread also climbs in from points over the box
+            probes = (_box_probes(box_x, PROBES) if small else ())
             # a held relative ability moves its system's logit one for one: searched as is
             region = LikelihoodRegion(search, x_hat, self.loglik - scale * region_drop(level),
-                                      P @ self._covariance() @ P.T, box_x,
+                                      P @ self._covariance() @ P.T, box_x, probes=probes,
                                       held_logistic=self.family == "grid" or self.slope)
             region.n_starts, region.n_far, region.n_polish, region.max_restarts = 1, 0, 1, 1
             region.ray_tol, region.scaled = 1e-3, True
             # few tasks leave a curved region with several local extremes on its edge,
             # and each evaluation is cheap there: small panels also start from the spread
-            region.use_spread = self._layout.n_systems * self._layout.n_tasks <= SPREAD_CELLS
+            region.use_spread = small
             region.floor = _LOGIT_FLOOR
             region.polish_options = {"maxiter": 60, "ftol": 1e-8}
             self._cache[key] = region
@@ -1341,6 +1346,16 @@ PROFILE_CELLS = 2000
 #: spread (rays along its principal axes), as the mixture's do: with few tasks the region
 #: is curved, a single start finds a local extreme, and an evaluation costs little.
 SPREAD_CELLS = 300
+#: points over the box from which a small panel's spread climbs into the region
+PROBES = 8
+
+
+def _box_probes(box: np.ndarray, n: int) -> list[np.ndarray]:
+    """`n` Sobol points over `box` (a fixed seed: an interval depends on the fit alone)."""
+    from scipy.stats import qmc
+
+    unit = qmc.Sobol(box.shape[0], seed=0).random(n)
+    return list(box[:, 0] + unit * (box[:, 1] - box[:, 0]))
 
 
 # the relative abilities' range in the profile's search (logits of success at the
