@@ -584,7 +584,8 @@ class TestIdentifiedCovariance:
     """The abilities' common shift is not identified; the covariance leaves it out."""
 
     @pytest.fixture(scope="class")
-    def two_systems(self):
+    @staticmethod
+    def two_systems():
         rng = np.random.default_rng(0)
         d = rng.normal(0, 2, 8)
         y = rng.binomial(5, expit(np.array([[-0.5], [0.5]]) - d))
@@ -703,7 +704,8 @@ class TestEverywhere:
     """The joint estimator through estimate_table, the registry and the harness."""
 
     @pytest.fixture(scope="class")
-    def groups(self, small_panel):
+    @staticmethod
+    def groups(small_panel):
         return {(s,): small_panel.counts(s) for s in small_panel.systems}
 
     def test_estimate_table_matches_fit_pooled(self, groups, small_panel):
@@ -943,7 +945,8 @@ class TestSharedConcentration:
         assert_gradient_by_differences(obj, z, range(z.size))
 
     @pytest.fixture(scope="class")
-    def equal_kappa(self):
+    @staticmethod
+    def equal_kappa():
         rng = np.random.default_rng(12)
         a = np.array([-1.0, -0.3, 0.3, 1.0])
         y, m, _ = simulate_panel(rng, a, [15.0] * 4, rng.normal(1.0, 1.5, 200), 10)
@@ -1137,7 +1140,8 @@ class TestProfile:
     """The pooled model's profile-likelihood intervals."""
 
     @pytest.fixture(scope="class")
-    def tiny(self):
+    @staticmethod
+    def tiny():
         # a system with no success seen, one with few, one with many: 8 tasks, m = 5
         y = np.array([[0, 0, 0, 0, 0, 0, 0, 0],
                       [0, 1, 0, 2, 1, 0, 3, 0],
@@ -1282,7 +1286,8 @@ class TestSandwich:
     """The task-level sandwich that widens the pooled intervals where the model is wrong."""
 
     @pytest.fixture(scope="class")
-    def fits(self):
+    @staticmethod
+    def fits():
         rng = np.random.default_rng(11)
         d = rng.normal(0.0, 1.5, 150)
         a = np.array([-1.0, 0.0, 1.0])
@@ -1375,8 +1380,8 @@ class TestSystemLoglik:
 class TestDifference:
     """``PooledFit.difference``: the estimate, its gradient and its task covariance."""
 
-    @staticmethod
     @pytest.fixture(scope="class")
+    @staticmethod
     def ragged():
         rng = np.random.default_rng(5)
         d = rng.normal(0.5, 1.5, size=30)

@@ -63,6 +63,25 @@ class TestBackend:
             want = ref["pooled|math_m10" if key == "pooled" else f"mixture|math_m10|{key}"][1]
             assert loglik == pytest.approx(want, abs=1e-6), key
 
+    @pytest.mark.slow
+    def test_no_blas_warning_in_python(self):
+        """Issue 35: PyTensor 2's "could not link to a BLAS installation" warning showed on
+        the first fit_pooled, compare or rank in Python. The default backend never asks
+        PyTensor for BLAS flags, so a fresh process warns nothing of the kind."""
+        code = ("import warnings, passmix\n"
+                "from passmix.examples import example_path\n"
+                "warnings.simplefilter('always')\n"
+                "with warnings.catch_warnings(record=True) as w:\n"
+                "    warnings.simplefilter('always')\n"
+                "    panel = passmix.Panel.read(example_path('math_m10'), 'model')\n"
+                "    passmix.fit_pooled(panel, seed=0)\n"
+                "    passmix.compare(panel, 'Pythia 1B', 'Pythia 2.8B', k=[10])\n"
+                "    passmix.rank(panel, [1])\n"
+                "print(sum('BLAS' in str(x.message) for x in w))")
+        out = _run(code, dict(os.environ))
+        assert "BLAS" not in out.stderr
+        assert out.stdout.split()[-1] == "0"
+
 
 @pytest.mark.slow
 class TestCaches:

@@ -536,10 +536,12 @@ class PooledFit:
             x_hat, T, P, box_x = _profile_coordinates(blocks, self.params, box)
             search = _Affine(objective, self.params, x_hat, T)
             small = self._layout.n_systems * self._layout.n_tasks <= SPREAD_CELLS
-            # few tasks can leave a second piece of the region far from the estimate (a
-            # system that solved nothing, the difficulty distribution against the grid's
-            # end): on small panels the spread also climbs in from points over the box
-            probes = (_box_probes(box_x, PROBES) if small else ())
+            # few tasks and a system that never (or always) succeeded can leave a second
+            # piece of the region far from the estimate, its ability against the box's
+            # end: there the spread also climbs in from points over the box (each climb
+            # is a search of its own, so only there)
+            probes = (_box_probes(box_x, PROBES) if small and _has_extreme_system(self.panel)
+                      else ())
             # a held relative ability moves its system's logit one for one: searched as is
             region = LikelihoodRegion(search, x_hat, self.loglik - scale * region_drop(level),
                                       P @ self._covariance() @ P.T, box_x, probes=probes,
@@ -1348,6 +1350,12 @@ PROFILE_CELLS = 2000
 SPREAD_CELLS = 300
 #: points over the box from which a small panel's spread climbs into the region
 PROBES = 8
+
+
+def _has_extreme_system(panel: Panel) -> bool:
+    """Whether some system succeeded on none, or on all, of its trials."""
+    y, m = panel.successes.sum(axis=1), panel.trials.sum(axis=1)
+    return bool(np.any((m > 0) & ((y == 0) | (y == m))))
 
 
 def _box_probes(box: np.ndarray, n: int) -> list[np.ndarray]:
