@@ -1,6 +1,6 @@
 """PyTensor 3's backends for passmix's compiled functions, cold and warm, and the CLI.
 
-Run:  python benchmarks/bench_backends.py [--repeats 3] [--backends numba c] [--skip-cli]
+Run:  python benchmarks/bench_backends.py [--repeats 3] [--backends numba c] [--functions ...] [--skip-cli]
 
 For each backend (``PASSMIX_BACKEND``: ``numba``, PyTensor 3's default mode,
 and ``c``, its C virtual machine), each in fresh processes:
@@ -147,7 +147,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--backends", nargs="+", default=["numba", "c"])
-    parser.add_argument("--functions", nargs="+", default=["mixture", "pooled", "nuts"],
+    parser.add_argument("--functions", nargs="*", default=["mixture", "pooled", "nuts"],
                         choices=["mixture", "pooled", "nuts"])
     parser.add_argument("--skip-cli", action="store_true")
     args = parser.parse_args()
