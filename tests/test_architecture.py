@@ -114,3 +114,61 @@ def test_the_checks_see_a_cycle_and_a_private_import():
     """The two checks themselves, on a made-up graph."""
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+
+def _package(module: str) -> str | None:
+    """The package node of a module: ``passmix.X`` for ``passmix.X[.…]``; None for the root."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if len(parts) > 1 else None
+
+
+def _package_graph() -> tuple[dict[str, set[str]], dict[tuple[str, str], list[str]]]:
+    """One node per package (a top-level module is its own); the root facade is exempt.
+
+    Also the module imports behind each edge, ``(X, Y) -> ["X.a -> Y.b", ...]``.
+    """
+    edges, _ = _graph()
+    out: dict[str, set[str]] = {}
+    why: dict[tuple[str, str], list[str]] = {}
+    for name, targets in edges.items():
+        source = _package(name)
+        if source is None:
+            continue
+        out.setdefault(source, set())
+        for target in sorted(targets):
+            node = _package(target)
+            if node is not None and node != source:
+                out[source].add(node)
+                out.setdefault(node, set())
+                why.setdefault((source, node), []).append(f"{name} -> {target}")
+    return out, why
+
+
+def test_no_import_cycles_between_packages():
+    """``passmix.X`` importing ``passmix.Y`` while Y imports X back, anywhere in either package.
+
+    Top-level modules (``passmix.metrics``, ``passmix._special``) are packages
+    of their own; ``passmix/__init__.py``, the facade that re-exports every
+    public name, is exempt. A package's modules may import each other freely
+    (the module-level test above keeps those acyclic).
+    """
+    edges, why = _package_graph()
+    cycles = _cycles(edges)
+    lines = []
+    for component in cycles:
+        lines.append("cycle: " + ", ".join(component))
+        members = set(component)
+        for source in component:
+            for target in sorted(edges[source] & members):
+                lines.append(f"  {source} -> {target}: " + "; ".join(why[source, target]))
+    assert cycles == [], "package cycles:\n" + "\n".join(lines)
+
+
+def test_the_package_graph_sees_lazy_imports():
+    """An import inside a function counts: ``MixtureFit.plot`` imports the plots on first use."""
+    edges, why = _package_graph()
+    assert "passmix.plots" in edges["passmix.models"]
+    assert any(w.startswith("passmix.models.mixture.fit -> passmix.plots.")
+               for w in why["passmix.models", "passmix.plots"])
+    assert "passmix" not in edges and all(len(n.split(".")) == 2 for n in edges)

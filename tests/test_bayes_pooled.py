@@ -204,7 +204,7 @@ def test_a_pooled_posterior_plots_one_system(pinned):
     import matplotlib
 
     matplotlib.use("Agg")
-    from passmix.plots.posterior import plot_posterior_horizon
+    from passmix.bayes.plots import plot_posterior_horizon
 
     post, fit = pinned
     ax = plot_posterior_horizon(post, "pass@k", [1, 10, 100], fit=fit, system="b")

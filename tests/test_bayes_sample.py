@@ -22,8 +22,8 @@ from scipy.stats import norm
 
 import passmix
 from conftest import simulate_mixture
+import passmix.bayes.plots
 import passmix.bayes.sample
-import passmix.plots.posterior
 from passmix._validation import PosteriorWarning
 from passmix.metrics import metric_value
 from passmix.models.mixture.graph import WEAK_PRIOR, build_model, get_objective, n_free_parameters, pair_data
@@ -397,11 +397,11 @@ class TestPlots:
 
         _, idata = small
         # ArviZ 1's PlotCollection: one row per sampled coordinate block, traces per chain
-        pc = passmix.plots.posterior.plot_trace(idata)
+        pc = passmix.bayes.plots.plot_trace(idata)
         assert set(pc.viz["trace"].data_vars) == set(passmix.bayes.checks.FREE_VARS)
         assert pc.viz["trace"]["log_concentration"].sizes["chain"] == 2
         assert len(pc.viz["figure"].item().axes) == 2 * 4  # density and trace per block
-        pc = passmix.plots.posterior.plot_rank(idata)
+        pc = passmix.bayes.plots.plot_rank(idata)
         assert set(pc.viz["ecdf_lines"].data_vars) == set(passmix.bayes.checks.FREE_VARS)
         plt.close("all")
 
@@ -410,7 +410,7 @@ class TestPlots:
         import matplotlib.pyplot as plt
 
         res, idata = small
-        ax = passmix.plots.posterior.plot_posterior_horizon(idata, metric, fit=res)
+        ax = passmix.bayes.plots.plot_posterior_horizon(idata, metric, fit=res)
         labels = ax.get_legend_handles_labels()[1]
         assert any("credible" in s for s in labels) and any("delta-method" in s for s in labels)
         assert ax.get_xscale() == "log"
@@ -420,17 +420,17 @@ class TestPlots:
         import matplotlib.pyplot as plt
 
         _, idata = small
-        ax = passmix.plots.posterior.plot_ppc_counts(idata, trials=8)
+        ax = passmix.bayes.plots.plot_ppc_counts(idata, trials=8)
         assert len(ax.patches) == 9
-        ax = passmix.plots.posterior.plot_ppc_counts(idata)
+        ax = passmix.bayes.plots.plot_ppc_counts(idata)
         assert ax.get_ylabel() == "tasks"
         with pytest.raises(ValueError, match="no task has 5 trials"):
-            passmix.plots.posterior.plot_ppc_counts(idata, trials=5)
+            passmix.bayes.plots.plot_ppc_counts(idata, trials=5)
         plt.close("all")
 
 
 def test_doctests():
-    for module in (passmix.bayes.sample, passmix.plots.posterior):
+    for module in (passmix.bayes.sample, passmix.bayes.plots):
         result = doctest.testmod(module, optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.failed == 0, module.__name__
 

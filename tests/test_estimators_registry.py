@@ -23,7 +23,7 @@ from passmix.experiments import run_repeated
 from passmix.inference.delta import ConfidenceInterval
 from passmix.estimators.registry import (estimator_names, get_estimator, register_estimator,
                               resolve_methods, unregister_estimator)
-from passmix.results import SUMMARY_COLUMNS, FittedResult
+from passmix.estimators.base import SUMMARY_COLUMNS, FittedResult
 from passmix.testing import check_estimator
 
 METRICS = ("pass@k", "pass^k", "auc@k")
@@ -95,9 +95,7 @@ def test_builtins_conform():
 
 
 def test_every_registered_estimator_conforms():
-    """The whole registry, joint estimators (pooled) included."""
-    import passmix.scaling  # noqa: F401  (registers its predictors)
-
+    """The whole registry, joint estimators (pooled) and the scaling predictors included."""
     for name in estimator_names():
         check_estimator(name)
 

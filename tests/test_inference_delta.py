@@ -10,9 +10,9 @@ from scipy.stats import norm
 import passmix
 from conftest import simulate_mixture
 from passmix import FitWarning
-from passmix.inference import (delta_method, metric_gradient, metric_logit_gradient,
-                               wald_edge_excess)
+from passmix.inference import wald_edge_excess
 from passmix.metrics import metric_value
+from passmix.models.mixture.delta import delta_method, metric_gradient, metric_logit_gradient
 from passmix.models.mixture.graph import n_free_parameters, unpack
 
 

@@ -22,7 +22,7 @@ from passmix.data.panel import Panel
 from passmix.models.pooled import (DEFAULT_GRID, PooledSystem, fit_pooled, get_pooled_objective,
                                    heldout_loglik, panel_layout, task_grid_loglik)
 from passmix.models.pooled._layout import _blocks
-from passmix.results import FittedResult
+from passmix.estimators.base import FittedResult
 
 from conftest import simulate_panel
 

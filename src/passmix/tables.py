@@ -2,7 +2,7 @@
 
 :func:`estimate_table` runs every requested estimator of the registry
 (:mod:`passmix.estimators.registry`) on every group and collects rows through each
-result's ``summary()`` (:mod:`passmix.results`); :func:`render` turns a table
+result's ``summary()`` (:mod:`passmix.estimators.base`); :func:`render` turns a table
 into aligned text, CSV or JSON. The command line (``passmix estimate``) is a
 thin wrapper of these two, and the experiment harness builds its rows with
 :func:`result_rows`.
@@ -31,8 +31,8 @@ from ._defaults import CLI_K, LEVEL, METRICS
 from ._validation import (DegenerateDataWarning, FitWarning, check_interval_method, check_jobs,
                           check_k, check_level)
 from .data.counts import Counts
+from .estimators.base import FittedResult
 from .estimators.registry import auto_method, get_estimator, resolve_methods, shares_tasks
-from .results import FittedResult
 
 __all__ = ["VALUE_COLUMNS", "estimate_table", "format_table", "recorded_warnings", "render",
            "result_rows", "to_records"]

@@ -3,7 +3,7 @@
 
 :func:`check_estimator` fits an estimator (a registered name or an
 :class:`~passmix.estimators.registry.Estimator`) to a few data sets and checks that its
-result behaves as :mod:`passmix.results` says a fitted result must: the four
+result behaves as :mod:`passmix.estimators.base` says a fitted result must: the four
 methods, their types and shapes, estimates in [0, 1] obeying the orderings
 every estimator of these metrics obeys, intervals that bracket their
 estimate, clear errors for a bad metric or horizon, no input mutated, and
@@ -22,8 +22,8 @@ import pandas as pd
 
 from ._defaults import METRICS
 from .data.counts import Counts
+from .estimators.base import SUMMARY_COLUMNS, FittedResult
 from .estimators.registry import Estimator, get_estimator
-from .results import SUMMARY_COLUMNS, FittedResult
 
 __all__ = ["check_estimator"]
 

@@ -16,7 +16,7 @@ histograms, constant_data with the ``(y, m)`` pairs) -> :func:`posterior_metrics
 :func:`credible_interval`, :func:`posterior_summary`,
 :func:`compare_intervals` (against the delta method), :func:`diagnose` and
 :func:`check_diagnostics` (r_hat, ESS, divergences, improper flat posterior,
-posterior predictive check). Plots are in :mod:`passmix.plots.posterior`.
+posterior predictive check). Plots are in :mod:`passmix.bayes.plots`.
 
 Priors (``prior=``):
 

@@ -8,7 +8,8 @@
 from .._lazy import attach
 
 __getattr__, __dir__, __all__ = attach(__name__, {
-    ".direct": ["combinatorial_estimate", "direct_estimate", "naive_estimate"],
+    ".base": ["FittedResult"],
+    ".direct": ["DirectEstimate", "combinatorial_estimate", "direct_estimate", "naive_estimate"],
     ".registry": ["Estimator", "auto_method", "estimator_names", "get_estimator",
                   "register_estimator", "resolve_methods", "shares_tasks",
                   "unregister_estimator"],

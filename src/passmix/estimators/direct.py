@@ -8,18 +8,23 @@ Two baselines that need no model (``docs/formulas.md``, section 4):
 
 Both average over the tasks that were run (``m_j > 0``) and work on the
 distinct ``(y_j, m_j)`` pairs, so their cost does not grow with the number of
-tasks, nor with the horizon ``k``.
+tasks, nor with the horizon ``k``. :class:`DirectEstimate` is either as a
+fitted result (:mod:`passmix.estimators.base`).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from .._special import log_binom_ratio
 from .._validation import check_k, check_metric
 from ..data.counts import Counts, as_counts
+from .base import PointEstimates
 
-__all__ = ["combinatorial_estimate", "direct_estimate", "naive_estimate"]
+__all__ = ["DirectEstimate", "combinatorial_estimate", "direct_estimate", "naive_estimate"]
 
 METHODS = ("naive", "combinatorial")
 
@@ -277,3 +282,80 @@ def direct_estimate(counts, metric: str, k, method: str = "naive") -> float | np
     if method == "combinatorial":
         return combinatorial_estimate(counts, metric, k)
     raise ValueError(f"unknown method {method!r}; expected one of {', '.join(METHODS)}.")
+
+
+_ESTIMATES = {"naive": naive_estimate, "combinatorial": combinatorial_estimate}
+
+
+@dataclass(frozen=True)
+class DirectEstimate(PointEstimates):
+    """The naive or the combinatorial estimate of counts, as a fitted result.
+
+    A direct estimate has no interval (its ends are NaN). The combinatorial
+    estimate exists only for ``k <= m_j`` of every task that was run: its
+    :meth:`metric` raises beyond that, as :func:`passmix.combinatorial_estimate`
+    does, and its :meth:`summary` gives NaN there.
+
+    Attributes
+    ----------
+    counts : Counts
+        The data.
+    estimator : {"naive", "combinatorial"}
+        Which estimate.
+
+    Examples
+    --------
+    >>> from passmix import Counts
+    >>> from passmix.estimators import DirectEstimate
+    >>> est = DirectEstimate(Counts([2, 0, 4], [4, 4, 4]), "combinatorial")
+    >>> round(est.metric("pass@k", 2), 4)
+    0.6111
+    >>> est.summary([2, 5])[["metric", "k", "estimate"]].head(2)
+       metric  k  estimate
+    0  pass@k  2  0.611111
+    1  pass@k  5       NaN
+    """
+
+    counts: Counts
+    estimator: str
+
+    def __post_init__(self) -> None:
+        if self.estimator not in _ESTIMATES:
+            raise ValueError(f"unknown direct estimator {self.estimator!r}; expected one of "
+                             f"{', '.join(_ESTIMATES)}.")
+
+    @property
+    def max_k(self) -> float:
+        """Largest horizon at which the estimate exists (infinite for the naive one)."""
+        if self.estimator == "naive":
+            return np.inf
+        trials = self.counts.trials[self.counts.trials > 0]
+        return int(trials.min()) if trials.size else 0
+
+    def metric(self, metric: str, k):
+        """The estimate of `metric` at horizon(s) `k`."""
+        return _ESTIMATES[self.estimator](self.counts, metric, k)
+
+    def _estimates(self, metric: str, ks: np.ndarray) -> np.ndarray:
+        """The estimate at `ks`, NaN beyond :attr:`max_k` (where :meth:`metric` raises)."""
+        ok = ks <= self.max_k
+        est = np.full(ks.size, np.nan)
+        if ok.any():
+            est[ok] = self.metric(metric, ks[ok])
+        return est
+
+    def undefined_note(self, k) -> str | None:
+        """Why the estimate is missing at horizons `k`, or None where it exists."""
+        ks, _ = check_k(k)
+        beyond = ks[ks > self.max_k]
+        if not beyond.size:
+            return None
+        shown = ", ".join(str(int(v)) for v in beyond)
+        return (f"combinatorial estimator is undefined for k > m (smallest m_j = "
+                f"{self.max_k}); its estimate at k = {shown} is null. The mixture fit "
+                f"extrapolates beyond m.")
+
+    def info(self) -> dict[str, Any]:
+        """``{"estimator", "n_tasks", "n_observed"}``."""
+        return {"estimator": self.estimator, "n_tasks": self.counts.n_tasks,
+                "n_observed": self.counts.n_observed}

@@ -1,7 +1,7 @@
 """The estimator registry: every method that tables, the CLI and the harness can run.
 
 An estimator is a name and a function ``(counts, **options) -> FittedResult``
-(see :mod:`passmix.results`). Registering one is all it takes for it to
+(see :mod:`passmix.estimators.base`). Registering one is all it takes for it to
 appear in :func:`passmix.tables.estimate_table`, ``passmix estimate
 --method`` and ``passmix experiment repeated``. The options passed are
 ``seed``, ``max_components`` and ``n_init``; an estimator takes the ones it
@@ -13,11 +13,11 @@ returns a mapping of the same keys to fitted results. It runs only where at
 least two groups share a task (``"all"`` leaves it out otherwise).
 
 Built in, in this order: ``mixture`` (:func:`passmix.fit`), ``naive`` and
-``combinatorial`` (:class:`passmix.results.DirectEstimate`), the joint
+``combinatorial`` (:class:`passmix.estimators.direct.DirectEstimate`), the joint
 ``pooled`` (:func:`passmix.fit_pooled`), and the Pass@k scaling predictors,
 which ``"all"`` leaves out (name them to run them): ``beta_binomial`` (the
 core fit with H = 1), ``loglog``, ``discretized_beta`` and
-``scaled_beta_binomial`` (:mod:`passmix.scaling.predictors`).
+``scaled_beta_binomial`` (:mod:`passmix.estimators.predictors`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from .._defaults import POOLED_MAX_TRIALS
 from ..data.counts import Counts
 from ..models.mixture.fit import fit
 from ..models.pooled.fit import fit_pooled_groups
-from ..results import DirectEstimate
+from .direct import DirectEstimate
 
 __all__ = ["Estimator", "auto_method", "estimator_names", "get_estimator", "register_estimator",
            "resolve_methods", "shares_tasks", "unregister_estimator"]
@@ -87,7 +87,7 @@ def register_estimator(name: str, fit: Callable[..., Any], *,
     name : str
         Lower-case name, not ``"all"``.
     fit : callable
-        ``fit(counts, **options)`` returning a :class:`~passmix.results.FittedResult`.
+        ``fit(counts, **options)`` returning a :class:`~passmix.estimators.base.FittedResult`.
     options : sequence of str, default ()
         Which of ``seed``, ``max_components``, ``n_init`` `fit` takes.
     description : str, default ""
@@ -107,7 +107,7 @@ def register_estimator(name: str, fit: Callable[..., Any], *,
     Examples
     --------
     >>> from passmix.estimators.registry import estimator_names, register_estimator, unregister_estimator
-    >>> from passmix.results import DirectEstimate
+    >>> from passmix.estimators import DirectEstimate
     >>> _ = register_estimator("plug-in", lambda counts: DirectEstimate(counts, "naive"))
     >>> estimator_names()[-1]
     'plug-in'
@@ -184,7 +184,7 @@ def _fit_beta_binomial(counts, seed=None, n_init: int = 10):
 def _scaling(name: str):
     """A scaling baseline, imported on first use (scipy.optimize stays out of ``import passmix``)."""
     def fit_baseline(counts):
-        from ..scaling import predictors
+        from . import predictors
 
         return getattr(predictors, f"fit_{name}")(counts)
 

@@ -2,15 +2,16 @@
 
 * :mod:`~passmix.inference.optimize`: multi-start maximisation, Newton polish,
   observed-information covariance, selection by a criterion (one tie rule);
-* :mod:`~passmix.inference.delta`: delta-method intervals and the
-  :class:`ConfidenceInterval` result;
+* :mod:`~passmix.inference.delta`: delta-method intervals from a metric's
+  values, gradient and covariance, and the :class:`ConfidenceInterval` result
+  (the Beta mixture's gradients are in :mod:`passmix.models.mixture.delta`);
 * :mod:`~passmix.inference.profile`: profile-likelihood intervals over a
   likelihood region (:class:`LikelihoodRegion`).
 """
 
 from .delta import (ConfidenceInterval, DeltaMethodResult, IntervalEnds, delta_interval,
-                    delta_method, logit_wald_ends, metric_gradient, metric_logit_gradient,
-                    normal_quantile, wald_edge_excess, wald_ends, widen_degenerate)
+                    logit_wald_ends, normal_quantile, wald_edge_excess, wald_ends,
+                    widen_degenerate)
 from .optimize import (BOUND_TOL, Optimum, at_bound, covariance_from_information, damped_newton,
                        gradient_hessian, is_stationary, maximize, newton_polish,
                        observed_covariance, select_by_bic, select_by_criterion)
@@ -20,9 +21,8 @@ from .profile import (LikelihoodRegion, ProfileResult, extreme_on_region, profil
 __all__ = ["BOUND_TOL", "ConfidenceInterval", "DeltaMethodResult", "IntervalEnds", "LikelihoodRegion",
            "Optimum",
            "ProfileResult", "at_bound", "covariance_from_information", "damped_newton",
-           "delta_interval", "delta_method", "extreme_on_region", "gradient_hessian",
-           "is_stationary", "logit_wald_ends", "maximize", "metric_gradient",
-           "metric_logit_gradient", "newton_polish",
+           "delta_interval", "extreme_on_region", "gradient_hessian",
+           "is_stationary", "logit_wald_ends", "maximize", "newton_polish",
            "normal_quantile",
            "observed_covariance", "profile_extremes", "profile_interval",
            "repair_across_metrics", "select_by_bic", "select_by_criterion", "wald_edge_excess",

@@ -43,9 +43,9 @@ from ...data.counts import Counts, as_counts
 from ...distributions import BetaMixture
 from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, is_stationary, maximize,
                                    observed_covariance, select_by_bic)
-from ...inference.delta import (ConfidenceInterval, DeltaMethodResult, delta_method,
-                                metric_logit_gradient, wald_edge_excess)
+from ...inference.delta import ConfidenceInterval, DeltaMethodResult, wald_edge_excess
 from ...metrics import evaluate_logit, evaluate_logit_value, evaluate_metric
+from .delta import delta_method, metric_logit_gradient
 from .graph import get_objective
 from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_blocks, coordinate_names,
                          n_free_parameters, pack, split_coordinates, unpack, unpack_jacobian)

@@ -282,7 +282,7 @@ class PooledFit:
                             columns=pd.Index(k_arr, name="k"))
 
     def system(self, system) -> PooledSystem:
-        """One system's result, with the :class:`~passmix.results.FittedResult` interface."""
+        """One system's result, with the :class:`~passmix.estimators.base.FittedResult` interface."""
         return PooledSystem(self, self.panel.index(system))
 
     # -- uncertainty ------------------------------------------------------------------
@@ -1423,7 +1423,7 @@ class _Affine:
 
 @dataclass(frozen=True)
 class PooledSystem:
-    """One system of a :class:`PooledFit`, as a :class:`~passmix.results.FittedResult`."""
+    """One system of a :class:`PooledFit`, as a :class:`~passmix.estimators.base.FittedResult`."""
 
     fit: PooledFit
     index: int

@@ -18,6 +18,10 @@ likelihood) are hypergeometric sums. The paper writes the likelihood as an
 alternating sum, which cancels catastrophically at ``n = 10^4``; Pfaff's
 transformation turns it into a sum of positive terms (see
 :func:`log_scaled_moment`), summed here in log space without loss.
+
+They are registered estimators (:mod:`passmix.estimators.registry`) that
+``"all"`` leaves out; :mod:`passmix.scaling` gives their names beside the
+samplers and the evaluation loop.
 """
 
 from __future__ import annotations
@@ -32,8 +36,8 @@ from scipy import optimize, special
 from .._special import log_choose, log_rising_ratio
 from .._validation import DegenerateDataWarning, FitWarning, check_k, check_metric
 from ..data.counts import Counts, as_counts
-from ..estimators.direct import combinatorial_estimate
-from ..results import PointEstimates
+from .base import PointEstimates
+from .direct import combinatorial_estimate
 
 __all__ = ["DiscretizedBetaFit", "LogLogFit", "ScaledBetaBinomialFit", "fit_discretized_beta",
            "fit_loglog", "fit_scaled_beta_binomial", "log_scaled_moment",
@@ -87,7 +91,7 @@ def log_scaled_moment(r, a, b, theta) -> np.ndarray:
     --------
     >>> import numpy as np
     >>> from scipy import integrate, stats
-    >>> from passmix.scaling.predictors import log_scaled_moment
+    >>> from passmix.estimators.predictors import log_scaled_moment
     >>> a, b, theta, r = 0.7, 2.0, 0.6, 40
     >>> f = lambda x: (1 - theta * x) ** r * stats.beta(a, b).pdf(x)
     >>> quad = integrate.quad(f, 0, 1, points=[0.01, 0.1])[0]
@@ -149,7 +153,7 @@ def scaled_beta_binomial_logpmf(successes, trials, alpha: float, beta: float,
     --------
     >>> import numpy as np
     >>> from scipy import stats
-    >>> from passmix.scaling.predictors import scaled_beta_binomial_logpmf
+    >>> from passmix.estimators.predictors import scaled_beta_binomial_logpmf
     >>> got = scaled_beta_binomial_logpmf([0, 3, 10], 10, 0.5, 1.5, 1.0)
     >>> bool(np.allclose(got, stats.betabinom(10, 0.5, 1.5).logpmf([0, 3, 10])))
     True

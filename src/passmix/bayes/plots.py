@@ -4,8 +4,9 @@ Trace and rank plots are ArviZ 1's (arviz-plots), on the sampled coordinates,
 and return its ``PlotCollection``; the metric against the horizon (posterior
 band with the delta-method band overlaid) and the posterior predictive check
 of the count histogram are drawn here, each taking the ``DataTree`` and an
-optional matplotlib ``ax`` and returning the axes. matplotlib is imported
-inside the functions and nothing calls ``plt.show()``.
+optional matplotlib ``ax`` and returning the axes (with the axes helpers of
+:mod:`passmix.plots.fit`). matplotlib is imported inside the functions and
+nothing calls ``plt.show()``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import FitWarning, check_k, check_level, check_metric
-from .fit import METRIC_LABELS, default_horizons, get_ax
-from ..bayes._record import has_group, is_pooled, system_label
-from ..bayes.checks import check_idata, free_variables
-from ..bayes.stats import draws_interval, metric_draws
+from ..plots.fit import METRIC_LABELS, default_horizons, get_ax
+from ._record import has_group, is_pooled, system_label
+from .checks import check_idata, free_variables
+from .stats import draws_interval, metric_draws
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -131,7 +132,7 @@ def plot_posterior_horizon(
     >>> import matplotlib
     >>> matplotlib.use("Agg")
     >>> import arviz as az, numpy as np
-    >>> from passmix.plots.posterior import plot_posterior_horizon
+    >>> from passmix.bayes import plot_posterior_horizon
     >>> rng = np.random.default_rng(0)
     >>> draws = {"weights": np.ones((2, 50, 1)), "alpha": rng.gamma(50, 1 / 50, (2, 50, 1)),
     ...          "beta": rng.gamma(50, 2 / 50, (2, 50, 1))}

@@ -1,4 +1,4 @@
-"""What every estimator returns: the ``FittedResult`` protocol, and the direct estimates.
+"""What every estimator returns: the ``FittedResult`` protocol.
 
 An estimator (:mod:`passmix.estimators.registry` keeps the registry) turns per-task
 counts into a *fitted result*, an object with four methods:
@@ -20,25 +20,24 @@ others, and gives NaN for them in ``summary()``.
 
 Tables, the command line and the experiment harness use only these, so a new
 estimator reaches them all by registering (:func:`passmix.register_estimator`).
-:class:`~passmix.MixtureFit` is one; :class:`DirectEstimate` wraps the naive
-and combinatorial estimators.
+:class:`~passmix.MixtureFit` is one; :class:`~passmix.DirectEstimate`
+(:mod:`passmix.estimators.direct`) wraps the naive and combinatorial
+estimators. :class:`PointEstimates` gives ``interval`` and ``summary`` to a
+result that has point estimates only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
 
-from ._defaults import LEVEL, METRICS, SUMMARY_K
-from ._validation import check_k, check_level, check_metric
-from .data.counts import Counts
-from .estimators.direct import combinatorial_estimate, naive_estimate
-from .inference.delta import ConfidenceInterval
+from .._defaults import LEVEL, METRICS, SUMMARY_K
+from .._validation import check_k, check_level, check_metric
+from ..inference.delta import ConfidenceInterval
 
-__all__ = ["SUMMARY_COLUMNS", "DirectEstimate", "FittedResult", "PointEstimates"]
+__all__ = ["SUMMARY_COLUMNS", "FittedResult", "PointEstimates"]
 
 #: Columns of every ``summary()``.
 SUMMARY_COLUMNS = ("metric", "k", "estimate", "se", "lower", "upper")
@@ -57,9 +56,6 @@ class FittedResult(Protocol):
                 ) -> pd.DataFrame: ...
 
     def info(self) -> dict[str, Any]: ...
-
-
-_DIRECT = {"naive": naive_estimate, "combinatorial": combinatorial_estimate}
 
 
 def no_interval(metric: str, k, level: float) -> ConfidenceInterval:
@@ -82,7 +78,8 @@ class PointEstimates:
     Examples
     --------
     >>> from passmix import Counts
-    >>> from passmix.results import DirectEstimate, PointEstimates
+    >>> from passmix.estimators import DirectEstimate
+    >>> from passmix.estimators.base import PointEstimates
     >>> est = DirectEstimate(Counts([2, 0, 4], [4, 4, 4]), "naive")
     >>> isinstance(est, PointEstimates), est.interval("pass@k", 2)
     (True, ConfidenceInterval(lower=nan, upper=nan))
@@ -105,77 +102,3 @@ class PointEstimates:
                                 "se": np.nan, "lower": np.nan, "upper": np.nan})
                   for m in METRICS]
         return pd.concat(frames, ignore_index=True)
-
-
-@dataclass(frozen=True)
-class DirectEstimate(PointEstimates):
-    """The naive or the combinatorial estimate of counts, as a fitted result.
-
-    A direct estimate has no interval (its ends are NaN). The combinatorial
-    estimate exists only for ``k <= m_j`` of every task that was run: its
-    :meth:`metric` raises beyond that, as :func:`passmix.combinatorial_estimate`
-    does, and its :meth:`summary` gives NaN there.
-
-    Attributes
-    ----------
-    counts : Counts
-        The data.
-    estimator : {"naive", "combinatorial"}
-        Which estimate.
-
-    Examples
-    --------
-    >>> from passmix import Counts
-    >>> from passmix.results import DirectEstimate
-    >>> est = DirectEstimate(Counts([2, 0, 4], [4, 4, 4]), "combinatorial")
-    >>> round(est.metric("pass@k", 2), 4)
-    0.6111
-    >>> est.summary([2, 5])[["metric", "k", "estimate"]].head(2)
-       metric  k  estimate
-    0  pass@k  2  0.611111
-    1  pass@k  5       NaN
-    """
-
-    counts: Counts
-    estimator: str
-
-    def __post_init__(self) -> None:
-        if self.estimator not in _DIRECT:
-            raise ValueError(f"unknown direct estimator {self.estimator!r}; expected one of "
-                             f"{', '.join(_DIRECT)}.")
-
-    @property
-    def max_k(self) -> float:
-        """Largest horizon at which the estimate exists (infinite for the naive one)."""
-        if self.estimator == "naive":
-            return np.inf
-        trials = self.counts.trials[self.counts.trials > 0]
-        return int(trials.min()) if trials.size else 0
-
-    def metric(self, metric: str, k):
-        """The estimate of `metric` at horizon(s) `k`."""
-        return _DIRECT[self.estimator](self.counts, metric, k)
-
-    def _estimates(self, metric: str, ks: np.ndarray) -> np.ndarray:
-        """The estimate at `ks`, NaN beyond :attr:`max_k` (where :meth:`metric` raises)."""
-        ok = ks <= self.max_k
-        est = np.full(ks.size, np.nan)
-        if ok.any():
-            est[ok] = self.metric(metric, ks[ok])
-        return est
-
-    def undefined_note(self, k) -> str | None:
-        """Why the estimate is missing at horizons `k`, or None where it exists."""
-        ks, _ = check_k(k)
-        beyond = ks[ks > self.max_k]
-        if not beyond.size:
-            return None
-        shown = ", ".join(str(int(v)) for v in beyond)
-        return (f"combinatorial estimator is undefined for k > m (smallest m_j = "
-                f"{self.max_k}); its estimate at k = {shown} is null. The mixture fit "
-                f"extrapolates beyond m.")
-
-    def info(self) -> dict[str, Any]:
-        """``{"estimator", "n_tasks", "n_observed"}``."""
-        return {"estimator": self.estimator, "n_tasks": self.counts.n_tasks,
-                "n_observed": self.counts.n_observed}
