@@ -24,7 +24,8 @@ from ._lazy import attach
 
 __getattr__, __dir__, _ = attach(__name__, {
     "._validation": ["METRICS", "DegenerateDataWarning", "FitWarning", "PosteriorWarning"],
-    ".data.counts": ["Counts", "read_counts", "read_trials"],
+    ".data.counts": ["Counts"],
+    ".data.read": ["read_counts", "read_trials"],
     ".data.panel": ["Panel"],
     ".distributions": ["BetaMixture"],
     ".estimators.base": ["FittedResult"],

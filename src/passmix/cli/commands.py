@@ -27,7 +27,7 @@ import click
 from .. import __version__
 from .._defaults import CLI_K, INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT
 from .._validation import check_k
-from ..data.counts import LAYOUTS, read_counts
+from ..data.read import LAYOUTS, read_counts
 from ..data.panel import system_name
 from ..examples import example_path
 from ..estimators.registry import estimator_names, get_estimator
@@ -675,7 +675,7 @@ def _render_comparison(result: Any, group_cols: list[str], fmt: str) -> str:
 
 def _read_log_file(source: Path, log_format: str, options: dict, group_cols: list):
     """FILE read by its harness log reader (and said on stderr), or None for a table."""
-    from ..data.counts import check_log_groups
+    from ..data.read import check_log_groups
     from ..data.readers import detect_log_format, read_log
 
     if not source.exists():  # said as such, not as a table that log options do not fit

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .counts import Counts, as_counts, read_counts
+from .counts import Counts, as_counts
+from .read import read_counts
 
 __all__ = ["Panel", "as_panel", "same_system", "system_name"]
 

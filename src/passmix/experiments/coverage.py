@@ -32,7 +32,8 @@ import numpy as np
 import pandas as pd
 
 from .._validation import METRICS, check_k, check_level
-from ..data.counts import Counts, read_counts
+from ..data.counts import Counts
+from ..data.read import read_counts
 from ..estimators.direct import combinatorial_estimate
 from ..examples import example_path
 from ..models.mixture.fit import fit

@@ -42,7 +42,8 @@ import pandas as pd
 from .. import __version__
 from .._defaults import INTERVAL_METHODS, METRICS
 from .._validation import check_interval_method, check_k, check_level
-from ..data.counts import Counts, read_trials
+from ..data.counts import Counts
+from ..data.read import read_trials
 from ..estimators.direct import combinatorial_estimate
 from ..estimators.registry import get_estimator, shares_tasks
 from ..tables import recorded_warnings, result_rows

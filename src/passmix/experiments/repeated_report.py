@@ -16,7 +16,7 @@ from typing import Any
 
 import pandas as pd
 
-from ..data.counts import as_group_columns
+from ..data.read import as_group_columns
 from .figures import write_figures
 from .repeated import RepeatedResult, load_repeated, run_repeated
 from .report import write_report

@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..data.counts import Counts, read_counts
+from ..data.counts import Counts
+from ..data.read import read_counts
 from .report import (best_cell, plain_table, report_head, save_figures, warning_lines,
                      write_tables)
 from .scaling import PREDICTORS, ScalingResult, run_scaling

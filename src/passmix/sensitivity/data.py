@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data.counts import Counts, read_data_file, as_group_columns
+from ..data.counts import Counts
+from ..data.read import as_group_columns, read_data_file
 
 __all__ = ["Configurations", "read_configurations"]
 
