@@ -172,3 +172,10 @@ def test_the_package_graph_sees_lazy_imports():
     assert any(w.startswith("passmix.models.mixture.fit -> passmix.plots.")
                for w in why["passmix.models", "passmix.plots"])
     assert "passmix" not in edges and all(len(n.split(".")) == 2 for n in edges)
+
+
+def test_no_module_is_over_800_lines():
+    """A module one can hold in mind: split by its concerns past 800 lines."""
+    long = {name: n for name, path in _modules().items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 800}
+    assert not long, long

@@ -7,7 +7,6 @@ estimators, then compared with what the command prints.
 
 from __future__ import annotations
 
-import doctest
 import io
 import json
 import re
@@ -21,7 +20,6 @@ import pytest
 from click.testing import CliRunner
 
 import passmix
-import passmix.cli.commands
 from passmix import estimate_table
 from passmix.tables import format_table
 from passmix.cli import main
@@ -647,12 +645,6 @@ def test_estimate_table_is_the_same_in_worker_processes():
         estimate_table(groups, ["sys"], jobs=2, **kwargs)
     with pytest.raises(ValueError, match="jobs must be >= 1 or -1"):
         estimate_table(groups, ["sys"], jobs=0, **kwargs)
-
-
-def test_doctests():
-    result = doctest.testmod(passmix.cli.commands, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.attempted > 0
-    assert result.failed == 0
 
 
 # --------------------------------------------------------------------------

@@ -459,7 +459,7 @@ class TestRegionEngine:
 
     @pytest.mark.parametrize("power", [2.0, 4.0])
     def test_ray_edge(self, power):
-        from passmix.inference.profile import _boundary_point
+        from passmix.inference._search import _boundary_point
 
         def logp(x):  # -|x|^power / 2 along any ray: the edge at (2 DROP)^(1/power)
             r = float(np.linalg.norm(x))

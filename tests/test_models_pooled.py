@@ -1187,8 +1187,8 @@ class TestProfile:
         1e-15 here, against 0.37 at k = 20."""
         y, m, _ = tiny
         # with and without the spread's starts (panels above SPREAD_CELLS have none)
-        for cells in (passmix.models.pooled.result.SPREAD_CELLS, 0):
-            monkeypatch.setattr(passmix.models.pooled.result, "SPREAD_CELLS", cells)
+        for cells in (passmix.models.pooled._intervals.SPREAD_CELLS, 0):
+            monkeypatch.setattr(passmix.models.pooled._intervals, "SPREAD_CELLS", cells)
             fit = fit_pooled(Panel(y, m), seed=0, concentration="shared")
             for i in range(3):
                 ends = [fit._model_ends("pass@k", np.array([k]), 0.95, i)[1][0]
@@ -1242,7 +1242,7 @@ class TestProfile:
     def test_identified_coordinates(self, tiny):
         _, _, fit = tiny
         box = passmix.models.pooled._layout._box(fit._blocks())
-        x_hat, T, P, box_x = passmix.models.pooled.result._profile_coordinates(fit._blocks(), fit.params, box)
+        x_hat, T, P, box_x = passmix.models.pooled._support._profile_coordinates(fit._blocks(), fit.params, box)
         assert_allclose(P @ T, np.eye(x_hat.size), atol=1e-12)
         assert x_hat.size == fit.params.size - 1
         # moving one relative ability moves that system alone: the others' Pass@1 stays
@@ -1260,7 +1260,7 @@ class TestProfile:
 
 class TestTaskSpread:
     def test_small_spread_is_the_probability_scale_quadrature(self):
-        from passmix.models.pooled.result import _with_task_spread
+        from passmix.models.pooled._support import _with_task_spread
         base = np.array([0.3, 0.5])
         lower, upper = np.array([0.28, 0.47]), np.array([0.33, 0.52])
         var = np.array([1e-6, 4e-6])
@@ -1269,7 +1269,7 @@ class TestTaskSpread:
         assert_allclose(hi, base + np.hypot(upper - base, 1.96 * np.sqrt(var)), rtol=2e-3)
 
     def test_ends_stay_inside_zero_one(self):
-        from passmix.models.pooled.result import _with_task_spread
+        from passmix.models.pooled._support import _with_task_spread
         # one task carries the metric: the probability scale would cut the lower end to 0
         base = np.array([1e-3, 1e-30, 0.999])
         var = np.array([1e-6, 1e-58, 1e-6])

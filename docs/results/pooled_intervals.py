@@ -32,7 +32,7 @@ from passmix.estimators import combinatorial_estimate
 from passmix.examples import example_path
 from passmix.experiments import load_repeated, nested_subsets
 from passmix.experiments._harness import group_id, stream
-from passmix.experiments.repeated import _full_counts
+from passmix.experiments._subsets import _full_counts
 
 K = [10, 100, 1000]
 CASES = [(10, [0, 1, 2]), (20, [0, 1, 2]), (30, [0, 1, 2]), (50, [0, 1, 2])]

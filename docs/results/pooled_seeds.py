@@ -39,7 +39,7 @@ from passmix.estimators import combinatorial_estimate
 from passmix.examples import example_path
 from passmix.experiments import load_repeated
 from passmix.experiments._harness import group_id, stream
-from passmix.experiments.repeated import _full_counts
+from passmix.experiments._subsets import _full_counts
 from pooled_intervals import subsample_fit  # beside this script
 
 K = [10, 100, 1000]

@@ -30,7 +30,7 @@ from passmix import Counts
 from passmix.examples import example_path
 from passmix.experiments import load_repeated, nested_subsets
 from passmix.experiments._harness import group_id, stream
-from passmix.experiments.repeated import _full_counts
+from passmix.experiments._subsets import _full_counts
 from passmix.estimators import combinatorial_estimate
 
 VARIANTS = {"mixture (per system)": None, "pooled": {}, 'pooled, slope="auto"': {"slope": "auto"},

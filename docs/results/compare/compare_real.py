@@ -46,7 +46,7 @@ from passmix.estimators import combinatorial_estimate
 from passmix.examples import example_path
 from passmix.experiments import load_repeated, nested_subsets
 from passmix.experiments._harness import group_id, stream
-from passmix.experiments.repeated import _full_counts
+from passmix.experiments._subsets import _full_counts
 
 HERE = Path(__file__).parent
 CASES = {  # data set: (example name, m values, horizons, methods)

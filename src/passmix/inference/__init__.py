@@ -6,7 +6,9 @@
   values, gradient and covariance, and the :class:`ConfidenceInterval` result
   (the Beta mixture's gradients are in :mod:`passmix.models.mixture.delta`);
 * :mod:`~passmix.inference.profile`: profile-likelihood intervals over a
-  likelihood region (:class:`LikelihoodRegion`).
+  likelihood region (:class:`LikelihoodRegion`);
+* :mod:`~passmix.inference.orderings`: interval ends repaired to obey the
+  orderings of the metrics in k and between them.
 """
 
 from .delta import (ConfidenceInterval, DeltaMethodResult, IntervalEnds, delta_interval,

@@ -1,0 +1,394 @@
+"""Each system's delta and profile intervals, as methods :class:`PooledFit` inherits."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from scipy.special import betaln, expit
+
+from ..._validation import check_k, check_level, check_metric
+from ...inference.delta import logit_wald_ends, normal_quantile, widen_degenerate
+from ...metrics import evaluate_logit
+from ...inference.profile import LikelihoodRegion, region_drop, repair_across_metrics
+from ._layout import _box
+from ._likelihood import _CHUNK, _PooledDerivatives, _eta, _pooled_derivatives, beta_shapes
+from ._support import (PROBES, SPREAD_CELLS, _LOGIT_FLOOR, _Affine, _SharedPieces, _box_probes,
+                       _has_extreme_system, _profile_coordinates, _with_task_spread)
+
+
+class SystemIntervals:
+    """Delta and profile intervals of each system's metrics (a base of :class:`PooledFit`)."""
+
+    def _inflation(self, metric: str, k: int) -> np.ndarray:
+        """(I,): how much wider the sandwich says each system's metric logit varies than the
+        observed information does, as a variance ratio, at least 1.
+
+        Where the model is wrong (the tasks' difficulty order differs between
+        systems, the difficulty distribution is off) the tasks' own scores
+        vary more than the model's curvature implies; the ratio carries that
+        into the intervals, per system, metric and horizon. It is never
+        taken below 1: where the model fits, the model's information stays.
+        """
+        key = ("inflation", metric, int(k))
+        if key not in self._cache:
+            cov, robust = self._covariance(), self._robust_covariance()
+            grads, _ = self._logit_gradients(metric, np.array([int(k)]), np.diag(cov) > 0)
+            g = grads[:, :, 0]
+            model = np.einsum("ci,cd,di->i", g, cov, g)
+            sandwich = np.einsum("ci,cd,di->i", g, robust, g)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(model > 0, sandwich / model, 1.0)
+            self._cache[key] = np.maximum(np.nan_to_num(ratio, nan=1.0, posinf=1.0), 1.0)
+        return self._cache[key]
+
+    def delta(self, metric: str, k, level: float = 0.95, system=None) -> pd.DataFrame:
+        """Delta-method intervals on the logit scale, per system and horizon.
+
+        The covariance is the inverse observed information of the free
+        coordinates (grid weights driven to their lower bound are held
+        there, as the delta method holds any bounded coordinate). To that
+        parameter variance is added the variance of the benchmark metric
+        given the parameters (each task's own success probability is known
+        only through its posterior; :meth:`_task_variance`), since the metric
+        is one of these tasks; with :attr:`robust` the parameters' part is
+        widened by the sandwich (:meth:`_inflation`). Coverage is checked by
+        simulation in
+        ``benchmarks/coverage_pooled.py`` and ``tests/test_models_pooled.py``.
+        """
+        metric = check_metric(metric)
+        level = check_level(level)
+        k_arr, _ = check_k(k)
+        # every system at once: each perturbed point's task posterior is shared by
+        # all systems, and tables ask for every system in turn (kept per request)
+        key = ("delta", metric, tuple(k_arr.tolist()), level, self.robust)
+        if key not in self._cache:
+            self._cache[key] = self._delta_all(metric, k_arr, level)
+        table = self._cache[key]
+        if system is None:
+            return table.copy()
+        # rows are system-major (labels may be tuples, which pandas will not compare)
+        first = self.panel.index(system) * k_arr.size
+        return table.iloc[first:first + k_arr.size].reset_index(drop=True)
+
+    def _delta_all(self, metric: str, k_arr: np.ndarray, level: float) -> pd.DataFrame:
+        rows = list(range(self._layout.n_systems))
+        cov = self._covariance()
+        base = self._values(metric, k_arr, rows=rows)
+        grads, centre = self._logit_gradients(metric, k_arr, np.diag(cov) > 0)
+        se_logit = np.sqrt(np.maximum(np.einsum("cik,cd,dik->ik", grads, cov, grads), 0.0))
+        if self.robust:
+            se_logit = se_logit * np.sqrt(np.stack([self._inflation(metric, k) for k in k_arr],
+                                                   axis=1))
+        lower, upper = logit_wald_ends(centre, se_logit, level)
+        # rounding may put the estimate a hair outside expit of its own logit's interval
+        lower, upper = np.minimum(lower, base), np.maximum(upper, base)
+        # The benchmark's metric is over these tasks' own success probabilities, which
+        # stay uncertain given the data even at known parameters: add that variance to
+        # each half-width in quadrature, on the probability scale (on the logit scale
+        # it is divided by M^2, which for a small Pass^k blows up to an interval of ~1)
+        var_tasks = self._task_variance(metric, k_arr)
+        lower, upper = _with_task_spread(base, lower, upper, var_tasks, normal_quantile(level))
+        # at a huge horizon M and both ends can round to 1 (or to 0) though the logit
+        # interval has width: an end one double away says so instead of a point
+        lower, upper = widen_degenerate(lower, upper)
+        # the se on the probability scale: d expit = M (1 - M) d logit
+        se = np.hypot(base * (1 - base) * se_logit, np.sqrt(var_tasks))
+        return self._table(metric, k_arr, rows, base, se, lower, upper)
+
+    def _table(self, metric, k_arr, rows, base, se, lower, upper) -> pd.DataFrame:
+        labels = self.systems
+        frames = [pd.DataFrame({"system": [labels[i]] * k_arr.size, "metric": metric, "k": k_arr,
+                                "estimate": base[n], "se": se[n], "lower": lower[n],
+                                "upper": upper[n]}) for n, i in enumerate(rows)]
+        return pd.concat(frames, ignore_index=True)
+
+    def profile(self, metric: str, k, level: float = 0.95, system=None) -> pd.DataFrame:
+        """Profile-likelihood intervals, per system and horizon.
+
+        The model part of each interval is the smallest and largest value of
+        the system's metric over the parameters whose log-likelihood is within
+        ``chi2(1).ppf(level) / 2`` of the maximum: every other coordinate (the
+        difficulty distribution, the concentrations, the other abilities) is
+        profiled out (:class:`passmix.inference.profile.LikelihoodRegion`). Unlike the
+        delta method this reaches in from a bound: an ability the data push to
+        its bound (a system that solved nothing) still gets an upper end where
+        the shared difficulty distribution stops it. As in :meth:`delta`, the
+        spread of the benchmark metric over these tasks given the parameters
+        is then added (:func:`_with_task_spread`). With :attr:`robust` the
+        region's cut is widened by the sandwich's ratio for that system,
+        metric and horizon (:meth:`_inflation`). ``se`` is the delta
+        method's. Coverage on real data: ``docs/results/pooled_intervals.md``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> rng = np.random.default_rng(0)
+        >>> d = rng.normal(2.0, 1.5, size=60)
+        >>> p = 1 / (1 + np.exp(-(np.array([[-1.0], [0.0], [1.0]]) - d)))
+        >>> panel = passmix.Panel(rng.binomial(5, p), np.full(p.shape, 5), systems=["a", "b", "c"])
+        >>> fit = passmix.fit_pooled(panel, seed=0)
+        >>> table = fit.profile("pass@k", [1, 100], system="b")
+        >>> bool((table["lower"] < table["estimate"]).all() and
+        ...      (table["estimate"] < table["upper"]).all())
+        True
+        """
+        metric = check_metric(metric)
+        level = check_level(level)
+        k_arr, _ = check_k(k)
+        rows = (range(self._layout.n_systems) if system is None
+                else [self.panel.index(system)])
+        delta = self.delta(metric, k_arr, level)
+        parts = []
+        for i in rows:
+            key = ("profile", metric, tuple(k_arr.tolist()), level, i, self.robust)
+            if key not in self._cache:
+                self._cache[key] = self._profile_system(metric, k_arr, level, i)
+            parts.append(self._cache[key])
+        first = [i * k_arr.size for i in rows]
+        take = np.concatenate([np.arange(f, f + k_arr.size) for f in first])
+        table = delta.iloc[take].reset_index(drop=True)
+        table["lower"] = np.concatenate([lo for lo, _ in parts])
+        table["upper"] = np.concatenate([hi for _, hi in parts])
+        return table
+
+    def _profile_system(self, metric: str, k_arr: np.ndarray, level: float, i: int):
+        """System i's profile ends (with the tasks' spread) at every horizon."""
+        lower, upper = np.empty(k_arr.size), np.empty(k_arr.size)
+        # at k = 1 every metric is the mean: searched once for all three
+        one = k_arr == 1
+        for part, name in ((one, "pass@k"), (~one, metric)):
+            if part.any():
+                key = ("profile-model", name, tuple(k_arr[part].tolist()), level, i,
+                       self.robust)
+                if key not in self._cache:
+                    self._cache[key] = self._model_ends(name, k_arr[part], level, i)
+                lower[part], upper[part] = self._cache[key]
+        base = self._values(metric, k_arr, rows=[i])[0]
+        lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
+        var_tasks = self._task_variance(metric, k_arr, rows=[i])[0]
+        lower, upper = _with_task_spread(base, lower, upper, var_tasks, normal_quantile(level))
+        lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
+        for arr in (lower, upper):
+            arr.flags.writeable = False
+        return lower, upper
+
+    def _model_ends(self, metric: str, k_arr: np.ndarray, level: float, i: int):
+        """The smallest and largest value of system i's metric over the likelihood region
+        (widened by the sandwich's :meth:`_inflation` with :attr:`robust`), per horizon."""
+        if not self.robust:
+            return self._region_ends(metric, k_arr, level, i, 1.0)[:2]
+        lower, upper = np.empty(k_arr.size), np.empty(k_arr.size)
+        # each horizon has its own region; the searches go up in k, each started also
+        # from the ends at the horizon below (pulled into its region), as they are
+        # within one region: a lone search from the delta direction's edge can stop
+        # far inside the region
+        warm: dict = {}
+        for n in np.argsort(k_arr, kind="stable"):
+            scale = float(self._inflation(metric, k_arr[n])[i])
+            lo, hi, warm = self._region_ends(metric, k_arr[n:n + 1], level, i, scale, warm)
+            lower[n], upper[n] = lo[0], hi[0]
+        return lower, upper
+
+    def _region_ends(self, metric: str, k_arr: np.ndarray, level: float, i: int,
+                     scale: float, warm: dict | None = None):
+        """Extremes of system i's metric over the region whose drop is `scale` times the
+        chi-square's, and the last horizon's end points (see
+        :meth:`~passmix.inference.profile.LikelihoodRegion.extremes`)."""
+        all_coordinates = np.ones(self.params.size, dtype=bool)
+        # the search's log-likelihood and the metric's gradient share their pieces
+        # (the task posterior and its derivative tables) at each point
+        shared = _SharedPieces(self)
+        region = self._region(shared, level, scale)
+        sliced = region.objective
+
+        def logit(x, t):
+            z = sliced.full(x)
+            grads, centre = self._logit_gradients(metric, np.array([t]), all_coordinates,
+                                                  z, rows=[i],
+                                                  derivatives=shared.pieces(z))
+            return float(centre[0, 0]), sliced.T.T @ grads[:, 0, 0]
+
+        def value(x, t):
+            return float(self._values(metric, np.array([t]), sliced.full(x), rows=[i])[0, 0])
+
+        def batch(xs, t):
+            return np.array([self._logits(metric, np.array([t]), sliced.full(x),
+                                          rows=[i])[0, 0] for x in xs])
+
+        lower, upper, _ = region.extremes(logit, value, k_arr, batch, warm)
+        return lower, upper, region.end_points
+
+    def _region(self, objective: _SharedPieces, level: float, scale: float = 1.0
+                ) -> LikelihoodRegion:
+        """The likelihood region at `level` in the identified coordinates, built once.
+
+        The abilities (and log-slopes, and the grid's logits) enter the
+        likelihood up to a common shift, so one coordinate of each such block
+        is taken out (:func:`_profile_coordinates`); the region is searched in
+        the others. The likelihood has one optimum in all the fits seen, so
+        the searches start from fewer points than the mixture's: the delta
+        direction's edge and the neighbouring horizon's ends, and on panels of
+        at most :data:`SPREAD_CELLS` cells the region's spread too.
+        """
+        key = ("region", level, scale)
+        if key not in self._cache:
+            blocks = self._blocks()
+            box = _box(blocks)
+            x_hat, T, P, box_x = _profile_coordinates(blocks, self.params, box)
+            search = _Affine(objective, self.params, x_hat, T)
+            small = self._layout.n_systems * self._layout.n_tasks <= SPREAD_CELLS
+            # few tasks and a system that never (or always) succeeded can leave a second
+            # piece of the region far from the estimate, its ability against the box's
+            # end: there the spread also climbs in from points over the box (each climb
+            # is a search of its own, so only there)
+            probes = (_box_probes(box_x, PROBES) if small and _has_extreme_system(self.panel)
+                      else ())
+            # a held relative ability moves its system's logit one for one: searched as is
+            region = LikelihoodRegion(search, x_hat, self.loglik - scale * region_drop(level),
+                                      P @ self._covariance() @ P.T, box_x, probes=probes,
+                                      held_logistic=self.family == "grid" or self.slope)
+            region.n_starts, region.n_far, region.n_polish, region.max_restarts = 1, 0, 1, 1
+            region.ray_tol, region.scaled = 1e-3, True
+            # few tasks leave a curved region with several local extremes on its edge,
+            # and each evaluation is cheap there: small panels also start from the spread
+            region.use_spread = small
+            region.floor = _LOGIT_FLOOR
+            region.polish_options = {"maxiter": 60, "ftol": 1e-8}
+            self._cache[key] = region
+        region = self._cache[key]
+        region.objective.objective = objective
+        return region
+
+    def _task_variance(self, metric: str, k_arr: np.ndarray, rows=None) -> np.ndarray:
+        """(I, K) variance of each system's benchmark metric given the data, at the optimum.
+
+        Task j's success probability has a posterior (a mixture over the grid
+        of Beta components); the benchmark metric averages a function ``g``
+        of it over the J tasks, so its variance is ``sum_j Var_j(g) / J^2``.
+        Pass@k and Pass^k have ``Var(g)`` in closed form from Beta moments
+        (``E[(1 - p)^n]`` at ``n = k, 2k``; ``E[p^n]`` likewise). AUC@k
+        averages Pass@h over ``h <= k``, so its standard deviation per task is
+        at most the average of theirs: that bound is used, the average taken
+        over at most 24 log-spaced horizons (trapezoid rule).
+        """
+        r = self._posterior(None)
+        a, log_kappa, _, log_s = self._coordinates(self.params)
+        n_tasks = r.shape[0]
+        rows = range(self._layout.n_systems) if rows is None else rows
+        out = np.empty((len(rows), k_arr.size))
+        for n, i in enumerate(rows):
+            alpha, beta = beta_shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
+            pairs, member = self._pairs(i)
+            codes = np.argmax(member, axis=0)
+            a_c = alpha + pairs[0][:, None]                  # (pairs, G)
+            b_c = beta + (pairs[1] - pairs[0])[:, None]
+            base_ln = betaln(a_c, b_c)
+
+            def task_sd(h: np.ndarray, pass_hat: bool) -> np.ndarray:
+                """(J, len(h)) posterior sd of g over each task, for horizons h."""
+                h = h.astype(float)[None, None, :]
+                if pass_hat:
+                    m1 = np.exp(betaln(a_c[..., None] + h, b_c[..., None]) - base_ln[..., None])
+                    m2 = np.exp(betaln(a_c[..., None] + 2 * h, b_c[..., None])
+                                - base_ln[..., None])
+                else:
+                    m1 = np.exp(betaln(a_c[..., None], b_c[..., None] + h) - base_ln[..., None])
+                    m2 = np.exp(betaln(a_c[..., None], b_c[..., None] + 2 * h)
+                                - base_ln[..., None])
+                e1 = np.einsum("jg,jgk->jk", r, m1[codes])
+                e2 = np.einsum("jg,jgk->jk", r, m2[codes])
+                return np.sqrt(np.maximum(e2 - e1 ** 2, 0.0))
+
+            if metric == "auc@k":
+                sds = np.empty((n_tasks, k_arr.size))
+                for c, kv in enumerate(k_arr):
+                    h = np.unique(np.geomspace(1, kv, num=min(int(kv), 24)).round()).astype(int)
+                    sd_h = task_sd(h, False)
+                    sds[:, c] = (sd_h[:, 0] if h.size == 1 else
+                                 np.trapezoid(sd_h, h, axis=1) / max(h[-1] - h[0], 1))
+            else:
+                sds = task_sd(k_arr, metric == "pass^k")
+            out[n] = (sds ** 2).sum(axis=0) / n_tasks ** 2
+        return out
+
+    def _logit_gradients(self, metric: str, k_arr: np.ndarray, active: np.ndarray,
+                         z: np.ndarray | None = None, rows=None,
+                         derivatives: _PooledDerivatives | None = None,
+                         tasks: np.ndarray | None = None):
+        """(C, len(rows), K) gradients of the systems' metric logits in the free coordinates,
+        and the logits, (len(rows), K), at coordinates `z` (the optimum by default).
+
+        System i's metric is a function of its component weights (the task
+        posterior, which every coordinate moves) and its component shapes
+        (which only its own ability, concentration and slope move, and, through
+        the centring of abilities and slopes, the others').
+        :func:`~passmix.metrics.evaluate_logit` gives the gradient in both, and
+        the posterior's own derivative is analytic
+        (:meth:`_PooledDerivatives.posterior_contraction`): nothing is
+        differenced, and the cost is a few matrix products over (task, grid).
+        `rows` are system positions (default all); `derivatives`, the pieces at `z`
+        if already computed; `tasks`, a 0/1 mask of the tasks the metric averages
+        over (default all).
+        """
+        n_sys = self._layout.n_systems
+        rows = list(range(n_sys)) if rows is None else list(rows)
+        at = self.params if z is None else np.asarray(z, dtype=float)
+        if derivatives is None:
+            derivatives = (self._derivatives() if z is None else
+                           _pooled_derivatives(self._layout, self.grid, self.family,
+                                               self._blocks(), at, second=False))
+        r0 = self._posterior(None) if z is None else derivatives.r
+        a, log_kappa, _, log_s = self._coordinates(at)
+        eta = _eta(a, self.grid, log_s)
+        kappa = np.exp(log_kappa)[:, None]
+        d_eta = kappa * expit(eta) * expit(-eta)            # d alpha / d eta = -d beta / d eta
+        # d eta / d log s_i = -s_i d
+        d_eta_log_s = -np.exp(log_s)[:, None] * self.grid[None, :]
+        prior_alpha, prior_beta = beta_shapes(a, log_kappa, self.grid, log_s)
+        starts = dict(zip([name for name, _ in self._blocks()],
+                          np.cumsum([0] + [size for _, size in self._blocks()])))
+        shared = self.concentration == "shared"
+        centre = np.empty((len(rows), k_arr.size))
+        by_weight, direct = [], np.zeros((at.size, len(rows), k_arr.size))
+        for n, i in enumerate(rows):
+            w, alpha, beta, keep = self._system_mixture(i, z, r0, with_mask=True, tasks=tasks)
+            centre[n], (gw, ga, gb) = evaluate_logit(metric, w, alpha, beta, k_arr)
+            n_pairs = keep.size // self.grid.size
+            full = np.zeros((k_arr.size, keep.size))
+            full[:, keep] = gw  # d logit / d weight (the kept weights sum to 1 to ~1e-14)
+            by_weight.append(full.reshape(k_arr.size, n_pairs, self.grid.size))
+            # the shapes' own dependence: alpha_c = alpha_g + y, beta_c = beta_g + f
+            g_of = np.tile(np.arange(self.grid.size), n_pairs)[keep]
+            d_ability = ga @ d_eta[i, g_of] - gb @ d_eta[i, g_of]
+            d_log_kappa = ga @ prior_alpha[i, g_of] + gb @ prior_beta[i, g_of]
+            # abilities (and log-slopes) are the free coordinates minus their mean
+            direct[:n_sys, n] -= d_ability / n_sys
+            direct[i, n] += d_ability
+            direct[starts["log_concentration"] + (0 if shared else i), n] = d_log_kappa
+            if self.slope:
+                d_eta_s = d_eta[i, g_of] * d_eta_log_s[i, g_of]
+                d_log_s = ga @ d_eta_s - gb @ d_eta_s
+                first = starts["log_slope"]
+                direct[first:first + n_sys, n] -= d_log_s / n_sys
+                direct[first + i, n] += d_log_s
+        grads = direct
+        # the weights' part: d logit / d weight of system i's component (pair, g) is
+        # by_weight[i]; the weight is its tasks' posterior mass / J, whose derivative
+        # is analytic (PooledDerivatives.posterior_contraction)
+        n_tasks = self._layout.n_tasks
+        share = (np.full(n_tasks, 1.0 / n_tasks) if tasks is None
+                 else np.asarray(tasks, dtype=float) / np.sum(tasks))
+        per_chunk = max(1, _CHUNK // max(1, k_arr.size * n_tasks * self.grid.size))
+        for first in range(0, len(rows), per_chunk):
+            chunk = range(first, min(first + per_chunk, len(rows)))
+            weights = np.concatenate([
+                by_weight[n][:, np.argmax(self._pairs(rows[n])[1], axis=0), :]
+                * share[None, :, None]
+                for n in chunk])                                  # (len(chunk) * K, J, G)
+            part = derivatives.posterior_contraction(weights)    # (n, len(chunk) * K)
+            grads[:, first:first + len(chunk)] += part.reshape(at.size, len(chunk),
+                                                               k_arr.size)
+        grads[~active] = 0.0
+        return grads, centre
+
