@@ -152,6 +152,7 @@ class TestDirect:
 
 class TestPooled:
     @pytest.mark.slow
+    @pytest.mark.study
     def test_coverage_by_simulation_from_the_model(self):
         """The default fit on panels drawn from the pooled model: 3 systems, 40 panels."""
         a, kappa = np.array([-1.0, 0.0, 0.3]), np.array([15.0, 15.0, 15.0])
@@ -213,6 +214,7 @@ class TestPooled:
 
 class TestMixture:
     @pytest.mark.slow
+    @pytest.mark.study
     def test_coverage_on_sharpened_pairs(self):
         k = np.array([1, 10, 100])
         point, band, wrong = [], [], 0
@@ -239,6 +241,7 @@ class TestMixture:
         assert np.all(res.band_lower < res.lower) and np.all(res.certified == 0)
 
     @pytest.mark.slow
+    @pytest.mark.study
     def test_sharpened_pairs_far_beyond_the_trials_with_the_mixture(self):
         """RL-like sharpening (easy tasks easier, rare solves rarer) breaks the shared
         difficulty order; the per-system mixtures' joined intervals still cover at
@@ -263,6 +266,7 @@ class TestAuto:
         assert many.method == "mixture" and "under-cover" in many.info()["why"]
 
     @pytest.mark.slow
+    @pytest.mark.study
     def test_the_check_refutes_sharpened_pairs_not_shared_orders(self):
         """The Hausman check within the trials: sharpened pairs mostly refute the pooled
         curve, pairs from the pooled model rarely do (at its liberal level, 0.2)."""
@@ -351,6 +355,7 @@ class TestPosterior:
         with pytest.raises(TypeError, match="int seed"):
             passmix.compare(panel, k=1, method="posterior", seed=np.random.default_rng(0))
 
+    @pytest.mark.study
     def test_coverage_by_simulation_from_the_model(self):
         """Credible intervals and bands of panels drawn from the pooled model, 16 panels."""
         a, kappa = np.array([-0.4, 0.4]), np.array([15.0, 15.0])
@@ -487,6 +492,7 @@ class TestInput:
 
 class TestRank:
     @pytest.mark.slow
+    @pytest.mark.study
     def test_simultaneous_and_rank_intervals_cover_by_simulation(self):
         """Panels from the pooled model; every system's truth and true rank at once.
 
