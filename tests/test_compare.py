@@ -283,6 +283,7 @@ class TestAuto:
             refuted["shared"] += res.details["checks"]["method"].iloc[0] != "pooled"
         assert refuted["sharpened"] >= 7 and refuted["shared"] <= 3
 
+    @pytest.mark.study
     @pytest.mark.slow
     def test_a_refuted_pair_takes_in_both_intervals(self):
         rng = np.random.default_rng(501)
@@ -318,6 +319,7 @@ class TestPosterior:
             post = passmix.sample_pooled(panel, draws=300, tune=300, seed=0)
         return panel, post
 
+    @pytest.mark.study
     def test_the_difference_of_the_systems_draws(self, drawn):
         panel, post = drawn
         res = passmix.compare(post, k=[1, 10, 100])
@@ -339,6 +341,7 @@ class TestPosterior:
         assert np.all(np.where(certified["certified"] > 0, certified["p_b_better"],
                                1 - certified["p_b_better"]) > 0.95)
 
+    @pytest.mark.study
     def test_next_to_the_pooled_fit(self, drawn):
         """Many tasks, no bound: the credible and confidence intervals nearly agree."""
         panel, post = drawn
@@ -348,6 +351,7 @@ class TestPosterior:
         ratio = (bayes.upper - bayes.lower) / (pooled.upper - pooled.lower)
         assert np.all((0.7 < ratio) & (ratio < 1.4)), ratio
 
+    @pytest.mark.study
     def test_errors(self, drawn):
         panel, post = drawn
         with pytest.raises(ValueError, match="method 'posterior'"):

@@ -233,6 +233,7 @@ class TestCoverage:
 
     TRUE = ([1.0], [0.8], [2.5])
 
+    @pytest.mark.study
     def test_coverage_90_to_99_percent(self):
         rng = np.random.default_rng(2024)
         ks = np.array([10, 60])

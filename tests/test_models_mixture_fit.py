@@ -68,6 +68,7 @@ class TestLikelihoodOptimum:
         assert res.loglik >= want - 1e-6
 
     # ~80 s: the independent optimiser (scipy, 10 starts) is the slow part
+    @pytest.mark.study
     @pytest.mark.slow
     def test_h2_at_least_independent_optimum(self):
         rng = np.random.default_rng(7)

@@ -196,6 +196,7 @@ class TestLikelihood:
         assert obj.logp_dlogp(z)[0] == pytest.approx(want, rel=1e-10)
         obj.set_data(layout, DEFAULT_GRID)  # back to one normal for the other tests
 
+    @pytest.mark.study
     @pytest.mark.slow
     @pytest.mark.parametrize("n_components, slope", [(1, False), (2, True)])
     def test_the_normal_familys_own_pymc_graph_agrees(self, small_panel, n_components, slope):
@@ -382,6 +383,7 @@ class TestHeldOut:
         with pytest.raises(ValueError, match="3 systems"):
             heldout_loglik(fit, Panel(y[:2, 50:], m[:2, 50:]))
 
+    @pytest.mark.study
     @pytest.mark.slow
     @pytest.mark.parametrize("case, chosen", [("two groups", 2), ("normal", 1)])
     def test_heldout_chooses_the_simulated_distribution(self, case, chosen):
@@ -879,6 +881,7 @@ class TestSlopes:
         assert_allclose(fit.slopes, 1.0)
         assert "slope" not in fit.systems_table()
 
+    @pytest.mark.study
     @pytest.mark.slow
     def test_grid_family_with_slopes(self):
         """The grid's EM profile over 3I coordinates: it starts from the grid's Rasch
@@ -1036,6 +1039,7 @@ def test_auto_family_picks_the_smallest_criterion(small_panel, criterion):
     assert_allclose(table["bic"], -2 * table["loglik"] + table["n_params"] * np.log(4))
 
 
+@pytest.mark.study
 @pytest.mark.slow
 @pytest.mark.parametrize("kappa", ["spread", "equal"])
 def test_interval_coverage_by_simulation(kappa):
@@ -1150,6 +1154,7 @@ class TestProfile:
         fit = fit_pooled(Panel(y, m), seed=0, concentration="shared")
         return y, m, fit
 
+    @pytest.mark.study
     @pytest.mark.parametrize("cases, n_starts", [
         (((0, 1),), 3),
         pytest.param([(i, k) for i in range(3) for k in (1, 5, 20, 200)], 24,

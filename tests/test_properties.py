@@ -186,36 +186,42 @@ class TestProfileSearch:
     derandomised sets), with the slow studies: each profile search takes a while.
     """
 
+    @pytest.mark.study
     @pytest.mark.slow
     @given(small_data())
     @settings(max_examples=70)
     def test_mirror_identity(self, data):
         check_mirror(data)
 
+    @pytest.mark.study
     @pytest.mark.slow
     @given(small_data())
     @settings(max_examples=70)
     def test_seed_independent(self, data):
         check_seed(data)
 
+    @pytest.mark.study
     @pytest.mark.slow
     @given(small_data())
     @settings(max_examples=70)
     def test_no_collapsed_end(self, data):
         check_no_collapse(data)
 
+    @pytest.mark.study
     @pytest.mark.slow
     @given(small_data())
     @settings(max_examples=200)
     def test_mirror_identity_200(self, data):
         check_mirror(data)
 
+    @pytest.mark.study
     @pytest.mark.slow
     @given(small_data())
     @settings(max_examples=200)
     def test_seed_independent_200(self, data):
         check_seed(data)
 
+    @pytest.mark.study
     @pytest.mark.slow
     @given(small_data())
     @settings(max_examples=200)

@@ -53,6 +53,7 @@ class TestBackend:
         with pytest.raises(ValueError, match="PASSMIX_BACKEND='jax'.*numba, c"):
             backend()
 
+    @pytest.mark.study
     @pytest.mark.slow
     def test_c_reaches_the_optima_of_the_default(self):
         """PASSMIX_BACKEND=c: the optima recorded on the old stack, as the default reaches."""
@@ -63,6 +64,7 @@ class TestBackend:
             want = ref["pooled|math_m10" if key == "pooled" else f"mixture|math_m10|{key}"][1]
             assert loglik == pytest.approx(want, abs=1e-6), key
 
+    @pytest.mark.study
     @pytest.mark.slow
     def test_no_blas_warning_in_python(self):
         """Issue 35: PyTensor 2's "could not link to a BLAS installation" warning showed on
@@ -85,6 +87,7 @@ class TestBackend:
 
 @pytest.mark.slow
 class TestCaches:
+    @pytest.mark.study
     def test_a_second_process_compiles_nothing_after_a_cold_first(self, tmp_path):
         """From empty caches the first process compiles the objectives and numba keeps them on
         disk (PyTensor's own cache); the next process adds nothing there and gets the same
@@ -98,6 +101,7 @@ class TestCaches:
         assert again == cached
         assert json.loads(first.splitlines()[-1]) == json.loads(second.splitlines()[-1])
 
+    @pytest.mark.study
     def test_an_unmakeable_compile_directory_falls_back_with_a_warning(self, tmp_path):
         # PyTensor itself refuses to import then; passmix points it elsewhere and warns
         blocker = tmp_path / "file"

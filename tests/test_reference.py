@@ -36,6 +36,7 @@ def groups():
     return passmix.read_counts(example_path("math_m10"), group_by="model")
 
 
+@pytest.mark.study
 @pytest.mark.parametrize("method, interval", [
     ("pooled", "delta"), ("mixture", "delta"), ("mixture", "profile"),
     pytest.param("pooled", "profile", marks=pytest.mark.slow),
