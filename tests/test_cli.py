@@ -912,3 +912,15 @@ class TestSharedDefaultsAndExamples:
                      "--k", "1,2,4", "--plot", target)
         assert "model='small'" in result.stdout
         assert target.stat().st_size > 1000
+
+
+def test_the_group_joins_every_command_module():
+    """`passmix.cli.commands` only joins the command modules: each command is theirs."""
+    from passmix.cli import commands, estimate, experiment, systems
+
+    assert commands.main is main
+    assert set(main.commands) == {"estimate", "compare", "rank", "experiment"}
+    assert main.commands["estimate"] is estimate.estimate
+    assert main.commands["compare"] is systems.compare and main.commands["rank"] is systems.rank
+    assert main.commands["experiment"] is experiment.experiment
+    assert set(experiment.experiment.commands) == {"repeated", "scaling", "sensitivity"}
