@@ -223,6 +223,16 @@ class TestRunRepeated:
         assert sorted(res.errors["k"].unique()) == [2, 20]
         assert res.group_cols == ["group"] and (res.errors["group"] == "all").all()
 
+    def test_a_method_all_leaves_out_runs_when_named(self):
+        # the scaling baseline is not in "all"; named, it runs, after the protocol's
+        rng = np.random.default_rng(2)
+        full = passmix.Counts(rng.binomial(20, rng.beta(1, 2, 30)), np.full(30, 20))
+        res = run_repeated(full, m=[5], k=[2, 10], seeds=1, methods=["loglog", "naive"],
+                           **FAST)
+        assert list(res.errors["method"].unique()) == ["naive", "loglog"]
+        direct = passmix.estimators.registry.get_estimator("loglog")
+        assert res.errors["estimate"].notna().any() and direct.in_all is False
+
     def test_invalid_input(self):
         with pytest.raises(ValueError, match="must be 0, 1 or NaN"):
             run_repeated(np.array([[0.0, 2.0]]), m=[1], k=[1])

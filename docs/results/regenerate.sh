@@ -41,3 +41,4 @@ python docs/results/pooled_summary.py
 python docs/results/pooled_slopes.py
 python docs/results/pooled_intervals.py
 python docs/results/pooled_reorder.py --reps 20
+python docs/results/zero_inflated.py

@@ -389,3 +389,36 @@ def auc_at_k(weights, alpha, beta, k):
     True
     """
     return metric_value("auc@k", weights, alpha, beta, k)
+
+
+def logit_with_zero_atom(logit_m, zero_weight):
+    """``logit((1 - pi) M)`` from ``logit M``, and its partial derivatives.
+
+    A mixture with an atom of weight ``pi`` at success rate 0 beside a Beta
+    mixture of metric M has metric ``(1 - pi) M`` for Pass@k, Pass^k and AUC@k
+    alike (the atom never succeeds). Computed in log space from ``logit M``,
+    so it keeps its accuracy where M rounds to 1 and `pi` is tiny.
+    Broadcasts; returns ``(logit, d/d logit M, d/d pi)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.metrics import logit_with_zero_atom
+    >>> value, _, _ = logit_with_zero_atom(np.log(0.5 / 0.5), 0.2)  # M = 0.5
+    >>> round(float(1.0 / (1.0 + np.exp(-value))), 6)  # (1 - 0.2) * 0.5
+    0.4
+    """
+    u = np.asarray(logit_m, dtype=float)
+    pi = np.asarray(zero_weight, dtype=float)
+    with np.errstate(divide="ignore"):
+        log_pi, log_keep = np.log(pi), np.log1p(-pi)
+    log_m, log_fail = -np.logaddexp(0.0, -u), -np.logaddexp(0.0, u)
+    # 1 - (1 - pi) M = pi + (1 - pi)(1 - M), in logs
+    log_rest = np.logaddexp(log_pi, log_keep + log_fail)
+    value = log_keep + log_m - log_rest
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        m = np.exp(log_m)
+        share = np.exp(log_keep + log_fail - log_rest)  # (1 - pi)(1 - M) / (1 - (1 - pi) M)
+        d_u = (1.0 - m) + share * m
+        d_pi = -1.0 / (1.0 - pi) - np.exp(log_m - log_rest)
+    return value, d_u, d_pi

@@ -126,6 +126,10 @@ def _resolve_fit(data, n_components, seed
     """The fit to start from, the H to sample, the MLE of that H and its on-bound coordinates."""
     if n_components is not None:
         n_components = check_whole(n_components, "n_components", integral=True)
+    if hasattr(data, "zero_weight"):
+        raise NotImplementedError(
+            "the Bayesian path of the zero-inflated mixture is not built yet: sample the plain "
+            "mixture (pass fit.plain, or the counts), or use the fit's profile intervals.")
     if not isinstance(data, MixtureFit):
         res = fit(data, n_components=n_components, seed=seed)
         return res, res.n_components, np.asarray(res.params), tuple(res.on_bound)

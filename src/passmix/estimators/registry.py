@@ -14,8 +14,9 @@ least two groups share a task (``"all"`` leaves it out otherwise).
 
 Built in, in this order: ``mixture`` (:func:`passmix.fit`), ``naive`` and
 ``combinatorial`` (:class:`passmix.estimators.direct.DirectEstimate`), the joint
-``pooled`` (:func:`passmix.fit_pooled`), and the Pass@k scaling predictors,
-which ``"all"`` leaves out (name them to run them): ``beta_binomial`` (the
+``pooled`` (:func:`passmix.fit_pooled`), then, left out by ``"all"`` (name them
+to run them), ``zi_mixture`` (:func:`passmix.fit` with ``zero_inflated="auto"``:
+an atom at 0 where BIC prefers it) and the Pass@k scaling predictors: ``beta_binomial`` (the
 core fit with H = 1), ``loglog``, ``discretized_beta`` and
 ``scaled_beta_binomial`` (:mod:`passmix.estimators.predictors`).
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -175,6 +177,10 @@ register_estimator("combinatorial", lambda counts: DirectEstimate(counts, "combi
 register_estimator("pooled", fit_pooled_groups, options=("seed",), joint=True,
                    description="one model of all groups on their shared tasks "
                                "(passmix.fit_pooled)")
+register_estimator("zi_mixture", partial(fit, zero_inflated="auto"),
+                   options=("seed", "max_components", "n_init"), in_all=False,
+                   description="the Beta mixture with an atom at 0 (tasks never solved) where BIC "
+                               "prefers it (passmix.fit(zero_inflated='auto'))")
 
 
 def _fit_beta_binomial(counts, seed=None, n_init: int = 10):

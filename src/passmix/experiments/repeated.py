@@ -44,7 +44,7 @@ from .._defaults import INTERVAL_METHODS, METRICS
 from .._validation import check_interval_method, check_k, check_level
 from ..data.counts import Counts
 from ..estimators.direct import combinatorial_estimate
-from ..estimators.registry import get_estimator, shares_tasks
+from ..estimators.registry import estimator_names, get_estimator, shares_tasks
 from ..tables import recorded_warnings, result_rows
 from ._harness import (Cache, data_hash, execute, group_id, jobs_iv, positive_int,
                        protocol_methods, seeds_iv, stream)
@@ -572,7 +572,10 @@ def _methods_iv(methods: str | Sequence[str], groups: Mapping[tuple, Counts]
     if joint and not shared and len(groups) > 1:
         raise ValueError(f"{joint[0]!r} fits all groups at once on their shared tasks, and no "
                          "two groups share a task (give tasks= labels to match them).")
-    return tuple(n for n in protocol_methods(joint=True) if n in chosen)
+    # the protocol's order, then those "all" leaves out (named, so run), in registry order
+    order = protocol_methods(joint=True)
+    order += tuple(n for n in estimator_names() if n not in order)
+    return tuple(n for n in order if n in chosen)
 
 
 def _warn_unreached(k_grid: tuple[int, ...], per_group: dict[tuple, tuple[int, ...]],

@@ -8,7 +8,10 @@
 * :mod:`~passmix.inference.profile`: profile-likelihood intervals over a
   likelihood region (:class:`LikelihoodRegion`);
 * :mod:`~passmix.inference.orderings`: interval ends repaired to obey the
-  orderings of the metrics in k and between them.
+  orderings of the metrics in k and between them;
+* :mod:`~passmix.inference.results`: :class:`LikelihoodResult`, the generic
+  result a model's fit is (metrics, delta and profile intervals, summary)
+  once it supplies its box, objective and metric functions.
 """
 
 from .delta import (ConfidenceInterval, DeltaMethodResult, IntervalEnds, delta_interval,
@@ -19,9 +22,10 @@ from .optimize import (BOUND_TOL, Optimum, at_bound, covariance_from_information
                        observed_covariance, select_by_bic, select_by_criterion)
 from .profile import (LikelihoodRegion, ProfileResult, extreme_on_region, profile_extremes,
                       profile_interval, repair_across_metrics)
+from .results import LikelihoodResult
 
 __all__ = ["BOUND_TOL", "ConfidenceInterval", "DeltaMethodResult", "IntervalEnds", "LikelihoodRegion",
-           "Optimum",
+           "LikelihoodResult", "Optimum",
            "ProfileResult", "at_bound", "covariance_from_information", "damped_newton",
            "delta_interval", "extreme_on_region", "gradient_hessian",
            "is_stationary", "logit_wald_ends", "maximize", "newton_polish",

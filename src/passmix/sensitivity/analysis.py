@@ -26,16 +26,12 @@ import numpy as np
 import pandas as pd
 from scipy.special import logit
 
-from threadpoolctl import threadpool_limits
-
 from .._validation import (FitWarning, check_interval_method, check_level, check_percentiles,
                            check_seed)
 from ..distributions import BetaMixture, mixture_ppf, wasserstein1, wasserstein1_midpoint
 from ..models.mixture.fit import MixtureFit, fit
-from ..models.mixture.graph import get_objective
-from ..models.mixture.parameters import bounds, unpack
+from ..models.mixture.parameters import unpack
 from ..inference.delta import logit_wald_ends, wald_ends
-from ..inference.profile import profile_extremes, region_drop
 from .data import Configurations
 from .sampling import sample_cells
 
@@ -125,9 +121,6 @@ class SensitivityResult:
     def _profile_quantiles(self, u: np.ndarray, level: float) -> tuple[np.ndarray, np.ndarray]:
         """Profile-likelihood ends of the quantiles at levels `u` (see :mod:`passmix.inference.profile`)."""
         fit_ = self.fit
-        objective = get_objective(fit_.n_components)
-        y, m, weight = fit_.counts.pairs()
-        drop = region_drop(level)
 
         def quantile_logit(z, t):
             value, grad = self._value_and_gradient(
@@ -137,11 +130,7 @@ class SensitivityResult:
         def quantile_value(z, t):
             return float(mixture_ppf(*unpack(z, fit_.n_components), t))
 
-        with objective.lock, threadpool_limits(1, user_api="blas"):
-            objective.set_data(y, m, weight)
-            lower, upper, _ = profile_extremes(objective, fit_.params, fit_.loglik - drop,
-                                               fit_.covariance, bounds(fit_.n_components),
-                                               quantile_logit, quantile_value, u)
+        lower, upper, _ = fit_.profile_function(quantile_logit, quantile_value, u, level)
         estimate = self.ppf(u)
         return np.minimum(lower, estimate), np.maximum(upper, estimate)
 

@@ -34,21 +34,21 @@ import pandas as pd
 from threadpoolctl import threadpool_limits
 
 from ..._pytensor import import_pymc
-from ..._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT, METRICS, SUMMARY_K
-from ..._validation import (DegenerateDataWarning, FitWarning, check_interval_method, check_k,
+from ..._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT
+from ..._validation import (DegenerateDataWarning, FitWarning, check_k,
                             check_level, check_metric, check_seed, check_whole)
 from ...data.counts import Counts, as_counts
 from ...distributions import BetaMixture
 from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, is_stationary, maximize,
                                    observed_covariance, select_by_bic)
-from ...inference.delta import ConfidenceInterval, DeltaMethodResult, wald_edge_excess
+from ...inference.delta import DeltaMethodResult, wald_edge_excess
+from ...inference.results import LikelihoodResult, unsupported_message
 from ...metrics import evaluate_logit, evaluate_logit_value, evaluate_metric
 from .delta import delta_method, metric_logit_gradient
 from .graph import get_objective
 from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_blocks, coordinate_names,
                          n_free_parameters, pack, split_coordinates, unpack, unpack_jacobian)
-from ...inference.profile import (LikelihoodRegion, ProfileResult, profile_interval,
-                                  region_drop, repair_across_metrics)
+from ...inference.profile import LikelihoodRegion, region_drop
 from ._starts import (_Neighbours, _component_moves, _probes, _random_start, _relabelled,
                       _shrunk_rates, _split_start)
 
@@ -79,7 +79,7 @@ class CandidateFit:
 
 
 @dataclass(frozen=True, repr=False)
-class MixtureFit:
+class MixtureFit(LikelihoodResult):
     """A Beta-mixture fit of per-task success counts.
 
     Components are ordered by their mean. Metrics are available at any
@@ -227,7 +227,7 @@ class MixtureFit:
                            level=level, scale=scale)
         unsupported = self._unsupported_horizons(res.metric, res.k, res.level)
         if unsupported.size:
-            warnings.warn(_unsupported_message({res.metric: unsupported}), FitWarning,
+            warnings.warn(unsupported_message({res.metric: unsupported}), FitWarning,
                           stacklevel=2)
         return res
 
@@ -248,46 +248,24 @@ class MixtureFit:
         # plausible gives a metric twice as far out as its interval reaches
         return k_arr[np.any(excess > 1.0, axis=1)]
 
-    def profile(self, metric: str, k, level: float = 0.95) -> ProfileResult:
-        """Profile-likelihood estimate and interval at horizon(s) `k`.
+    # -- the model's hooks of LikelihoodResult ------------------------------------
+    def box(self) -> np.ndarray:
+        """Box bounds of the coordinates (:func:`passmix.models.mixture.parameters.bounds`)."""
+        return bounds(self.n_components)
 
-        The ends are the smallest and largest value of the metric over the
-        parameters whose log-likelihood is within ``chi2(1).ppf(level) / 2``
-        of the maximum (see :mod:`passmix.inference.profile`).
+    def objective(self):
+        """The compiled H-component objective (set its data with :meth:`set_objective_data`)."""
+        return get_objective(self.n_components)
 
-        Examples
-        --------
-        >>> import numpy as np
-        >>> import passmix
-        >>> rng = np.random.default_rng(1)
-        >>> fit = passmix.fit(passmix.Counts(rng.binomial(8, rng.beta(2, 3, 150)),
-        ...                                  np.full(150, 8)), seed=0)
-        >>> res = fit.profile("pass^k", [1, 50])
-        >>> bool(np.all(res.lower <= res.estimate)), res.summary().columns.tolist()
-        (True, ['metric', 'k', 'estimate', 'lower', 'upper'])
-        """
-        metric = check_metric(metric)
-        k_arr, _ = check_k(k)
-        # an interval is a function of the fit, the metric, the horizons and the level
-        # alone (nothing carries over between searches), so it is kept
-        key = ("profile", metric, k_arr.tobytes(), check_level(level))
-        if key not in self._cache:
-            objective = get_objective(self.n_components)
-            y, m, weight = self.counts.pairs()
-            with objective.lock, threadpool_limits(1, user_api="blas"):
-                objective.set_data(y, m, weight)
-                logit, value, batch = _metric_of_coordinates(metric, self.n_components)
-                res = profile_interval(objective, self.params, self.loglik, self.covariance,
-                                       bounds(self.n_components), logit, value, metric,
-                                       k_arr, level=level,
-                                       region=self._region(objective, level),
-                                       metric_logit_batch=batch)
-            for arr in (res.k, res.estimate, res.lower, res.upper, res.converged):
-                arr.flags.writeable = False
-            self._cache[key] = res
-        return self._cache[key]
+    def set_objective_data(self, objective) -> None:
+        """Point `objective` at the fitted counts."""
+        objective.set_data(*self.counts.pairs())
 
-    def _region(self, objective, level: float) -> LikelihoodRegion:
+    def metric_functions(self, metric: str) -> tuple:
+        """``(logit, value, batch)`` of `metric` in the mixture's coordinates."""
+        return _metric_of_coordinates(check_metric(metric), self.n_components)
+
+    def region(self, objective, level: float) -> LikelihoodRegion:
         """The likelihood region at `level`, built once and shared by every metric and k.
 
         Its searches start from every local optimum the fit's starts found
@@ -323,40 +301,6 @@ class MixtureFit:
         region.objective = objective
         return region
 
-    def interval(self, metric: str, k, level: float = 0.95, *, method: str = "profile",
-                 scale: str = "logit") -> ConfidenceInterval:
-        """Confidence interval ``(lower, upper)`` within [0, 1].
-
-        Scalar `k` gives floats; array `k` gives arrays.
-
-        Parameters
-        ----------
-        metric : {"pass@k", "pass^k", "auc@k"}
-            The metric.
-        k : int or array_like of int
-            Horizon(s).
-        level : float, default 0.95
-            Confidence level.
-        method : {"profile", "delta"}, default "profile"
-            Profile likelihood (:meth:`profile`) or the delta method
-            (:meth:`delta`, whose `scale` applies).
-        scale : {"logit", "identity"}, default "logit"
-            Scale of the delta-method interval.
-        """
-        method = check_interval_method(method, INTERVAL_METHODS[0], optional=True)
-        res = self.profile(metric, k, level) if method == "profile" else \
-            self.delta(metric, k, level, scale=scale)
-        if np.ndim(k) == 0:
-            return ConfidenceInterval(float(res.lower[0]), float(res.upper[0]))
-        return res.interval
-
-    def standard_error(self, metric: str, k):
-        """Delta-method standard error of `metric` at `k`."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FitWarning)
-            se = self.delta(metric, k).standard_error
-        return float(se[0]) if np.ndim(k) == 0 else se
-
     # -- plots ------------------------------------------------------------------
     def plot(self, k=None, metric: str = "pass@k", *, ax=None, **options):
         """Draw `metric` against the horizon `k` with its interval band.
@@ -382,69 +326,6 @@ class MixtureFit:
     def components(self) -> pd.DataFrame:
         """One row per component: weight, alpha, beta, mean, concentration."""
         return self.distribution.components()
-
-    def summary(self, k=SUMMARY_K, level: float = 0.95, *, method: str = "profile",
-                scale: str = "logit") -> pd.DataFrame:
-        """Estimates with intervals for all three metrics.
-
-        Parameters
-        ----------
-        k : int or array_like of int, default (1, 10, 100, 1000)
-            Horizons.
-        level : float, default 0.95
-            Confidence level.
-        method : {"profile", "delta"}, default "profile"
-            Interval method (see :meth:`interval`). With ``"profile"`` the
-            ends of the three metrics are also made consistent with
-            ``Pass^k <= Pass@1 <= AUC@k <= Pass@k`` (widening only).
-        scale : {"logit", "identity"}, default "logit"
-            Scale of the delta-method interval (see :func:`passmix.delta_method`).
-
-        Returns
-        -------
-        pandas.DataFrame
-            Columns metric, k, estimate, se (delta method), lower, upper;
-            ``attrs["method"]`` names the interval method.
-        """
-        level = check_level(level)
-        method = check_interval_method(method, INTERVAL_METHODS[0], optional=True)
-        ks = check_k(k)[0]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FitWarning)  # said once below, not per metric
-            deltas = {m: self.delta(m, ks, level, scale=scale) for m in METRICS}
-        if method == "profile":
-            ends = {}
-            mean = None  # (lower, upper) at k = 1, where every metric is the mean
-            at_one = ks == 1
-            for m in METRICS:
-                search = ~at_one if mean is not None else np.ones(ks.size, dtype=bool)
-                lo, hi = np.empty(ks.size), np.empty(ks.size)
-                if search.any():
-                    res = self.profile(m, ks[search], level)
-                    lo[search], hi[search] = res.lower, res.upper
-                if mean is not None:
-                    lo[at_one], hi[at_one] = mean
-                elif at_one.any():
-                    mean = (lo[at_one][0], hi[at_one][0])
-                ends[m] = (ks, deltas[m].estimate, lo, hi)
-            bounds_ = repair_across_metrics(ends)
-        else:
-            bounds_ = {m: (d.lower, d.upper) for m, d in deltas.items()}
-            if self.on_bound:
-                warnings.warn(f"the optimum lies on the box bound of {', '.join(self.on_bound)}; "
-                              "delta-method intervals treat those coordinates as known.",
-                              FitWarning, stacklevel=2)
-            unsupported = {m: self._unsupported_horizons(m, ks, level) for m in METRICS}
-            unsupported = {m: k_bad for m, k_bad in unsupported.items() if k_bad.size}
-            if unsupported:
-                warnings.warn(_unsupported_message(unsupported), FitWarning, stacklevel=2)
-        frames = [pd.DataFrame({
-            "metric": m, "k": ks, "estimate": deltas[m].estimate, "se": deltas[m].standard_error,
-            "lower": bounds_[m][0], "upper": bounds_[m][1],
-        }) for m in METRICS]
-        table = pd.concat(frames, ignore_index=True)
-        table.attrs["method"] = method
-        return table
 
     def info(self) -> dict[str, Any]:
         """The fit at a glance: estimator, H, log-likelihood, BIC, convergence and status.
@@ -472,16 +353,6 @@ class MixtureFit:
     def _repr_html_(self) -> str:
         return (f"<p><b>{self._header()}</b></p>" + self.components().to_html(float_format="%.4g")
                 + self.bic_table.to_html(float_format="%.4g", index=False))
-
-
-def _unsupported_message(unsupported: dict) -> str:
-    """The warning for horizons whose delta interval the fit does not support."""
-    where = "; ".join(f"{m} at k = {', '.join(f'{int(k):g}' for k in ks)}"
-                      for m, ks in unsupported.items())
-    return (f"delta-method interval not supported by the data ({where}): at the edge of "
-            "the parameters' Wald region the metric lies beyond the interval by more than "
-            "its half-width, so the linearisation it rests on fails there (common at huge "
-            "horizons with few tasks); use the profile interval (method='profile').")
 
 
 def _metric_of_coordinates(metric: str, n_components: int):
@@ -527,7 +398,8 @@ def _warn_degenerate(counts: Counts, y, m, weight) -> None:
 
 
 def fit(counts, *, max_components: int = 4, n_components: int | None = None,
-        n_init: int = 10, seed=None, optimizer: str = "lbfgsb") -> MixtureFit:
+        n_init: int = 10, seed=None, optimizer: str = "lbfgsb",
+        zero_inflated: bool | str = False):
     """Fit a Beta mixture to per-task success counts by marginal maximum likelihood.
 
     Parameters
@@ -553,10 +425,16 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
         ``pymc.find_MAP`` on the flat-prior model from every start, within
         the same box; the same optimum, much slower (find_MAP compiles its
         functions on every call), for those who want PyMC's optimiser itself.
+    zero_inflated : bool or "auto", default False
+        ``True``: fit an atom at success rate 0 (tasks no attempt solves)
+        beside the H Beta components, and return a
+        :class:`~passmix.models.zero_inflated.ZeroInflatedFit`
+        (:mod:`passmix.models.zero_inflated`). ``"auto"``: fit both and
+        return the one of lower BIC (a tie goes to the plain mixture).
 
     Returns
     -------
-    MixtureFit
+    MixtureFit or ZeroInflatedFit
 
     Warns
     -----
@@ -598,6 +476,9 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"unknown optimizer {optimizer!r}; expected one of "
                          f"{', '.join(OPTIMIZERS)}.")
+    if not (isinstance(zero_inflated, bool)
+            or isinstance(zero_inflated, str) and zero_inflated == "auto"):
+        raise ValueError(f"zero_inflated must be True, False or 'auto', got {zero_inflated!r}.")
     y, m, weight = counts.pairs()
     if y.size == 0:
         raise ValueError("no task has any trial (every m_j is 0); nothing to fit.")
@@ -612,7 +493,15 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
     # tiny problems: BLAS threads only contend with each other (and with other
     # fits running in parallel), so pin them to one for the whole fit
     with threadpool_limits(1, user_api="blas"):
-        return _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer)
+        plain = _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer)
+        if zero_inflated is False:
+            return plain
+        from ..zero_inflated.fit import fit_zero_inflated  # its graph compiles on first use
+
+        inflated = fit_zero_inflated(plain, n_init=n_init, seed=seed)
+    if zero_inflated == "auto" and not inflated.bic < plain.bic:
+        return plain
+    return inflated
 
 
 def _find_map(h: int, starts, box, y, m, weight) -> Optimum:

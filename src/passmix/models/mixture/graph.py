@@ -54,11 +54,15 @@ __all__ = [
     "SamplingModel",
     "bounds",
     "build_model",
+    "compile_logp_dlogp",
     "coordinate_names",
+    "coordinate_variables",
     "get_objective",
     "get_sampling_model",
+    "mixture_loglik",
     "n_free_parameters",
     "pack",
+    "pair_containers",
     "pair_data",
     "split_coordinates",
     "unpack",
@@ -70,6 +74,8 @@ __all__ = [
 OBJECTIVE_CAPACITY = 4
 # logit of a switched-off component's weight: exp() of it is exactly 0
 _OFF = -1e30
+# coordinate blocks that are scalar variables
+_SCALARS = ("logit_mean_first", "logit_zero")
 
 
 def build_model(n_components: int, *, prior: str = "flat", switchable: bool = False):
@@ -111,8 +117,6 @@ def build_model(n_components: int, *, prior: str = "flat", switchable: bool = Fa
     """
     pm = import_pymc()
     import pytensor.tensor as pt
-    import pytensor.tensor.special  # noqa: F401  (log_softmax)
-    from pymc.distributions.dist_math import betaln
 
     h = int(n_components)
     if h < 1:
@@ -120,45 +124,84 @@ def build_model(n_components: int, *, prior: str = "flat", switchable: bool = Fa
     if prior not in PRIORS:
         raise ValueError(f"unknown prior {prior!r}; expected one of {', '.join(PRIORS)}.")
     with pm.Model() as model:
-        # counts as float64: pm.Data would store integers as int32, which wraps
-        # a trial count of 2^31 or more
-        y = pm.Data("y", np.zeros(1))
-        failures = pm.Data("failures", np.ones(1))
-        weight = pm.Data("weight", np.ones(1))
-        log_comb = pm.Data("log_comb", np.zeros(1))
-        free = {}
-        for name, size in coordinate_blocks(h):
-            shape = () if name == "logit_mean_first" else (size,)
-            if prior == "flat":
-                free[name] = pm.Flat(name, shape=shape)
-            else:
-                mu, sigma = WEAK_PRIOR[name]
-                free[name] = pm.Normal(name, mu=mu, sigma=sigma, shape=shape)
-        logits = (pt.concatenate([pt.zeros(1), free["logit_weights"]]) if h > 1
-                  else pt.zeros(1))
-        if switchable:
-            active = pm.Data("active", np.ones(h))
-            logits = pt.switch(active > 0, logits, _OFF)
-        log_w = pt.special.log_softmax(logits)
-        if h > 1:
-            eta = free["logit_mean_first"] + pt.concatenate(
-                [pt.zeros(1), pt.cumsum(pt.exp(free["log_mean_gaps"]))]
-            )
-        else:
-            eta = pt.shape_padright(free["logit_mean_first"])
-        log_kappa = free["log_concentration"]
-        alpha = pt.exp(log_kappa + -pt.softplus(-eta))
-        beta = pt.exp(log_kappa + -pt.softplus(eta))
-        pm.Deterministic("weights", pt.exp(log_w))
-        pm.Deterministic("alpha", alpha)
-        pm.Deterministic("beta", beta)
-        # beta-binomial log-pmf. Failures enter as data, not as m - y: in floating
-        # point (beta + m) - y is 0 for a tiny beta, and gammaln(0) is infinite.
-        component_logp = (log_comb[:, None] + betaln(alpha + y[:, None], beta + failures[:, None])
-                          - betaln(alpha, beta))
-        loglik = pt.logsumexp(log_w + component_logp, axis=1)
-        pm.Potential("loglik", pt.sum(weight * loglik))
+        data = pair_containers()
+        free = coordinate_variables(h, prior)
+        active = pm.Data("active", np.ones(h)) if switchable else None
+        loglik = mixture_loglik(free, h, data, active)
+        pm.Potential("loglik", pt.sum(data["weight"] * loglik))
     return model
+
+
+def pair_containers() -> dict:
+    """The data containers of the distinct pairs, inside a ``pm.Model`` context.
+
+    ``"y"``, ``"failures"`` (``m - y``), ``"weight"`` (tasks per pair) and
+    ``"log_comb"`` (``log C(m, y)``); set them with :func:`pair_data`.
+    """
+    pm = import_pymc()
+    # counts as float64: pm.Data would store integers as int32, which wraps
+    # a trial count of 2^31 or more
+    return {"y": pm.Data("y", np.zeros(1)), "failures": pm.Data("failures", np.ones(1)),
+            "weight": pm.Data("weight", np.ones(1)), "log_comb": pm.Data("log_comb", np.zeros(1))}
+
+
+def coordinate_variables(n_components: int, prior: str = "flat") -> dict:
+    """The mixture's free variables, named as its coordinate blocks, inside a model context.
+
+    ``prior="flat"`` gives ``pm.Flat`` (the marginal likelihood is the
+    log-density), ``"weak"`` the normals of :data:`WEAK_PRIOR`.
+    """
+    pm = import_pymc()
+    free = {}
+    for name, size in coordinate_blocks(n_components):
+        shape = () if name == "logit_mean_first" else (size,)
+        if prior == "flat":
+            free[name] = pm.Flat(name, shape=shape)
+        else:
+            mu, sigma = WEAK_PRIOR[name]
+            free[name] = pm.Normal(name, mu=mu, sigma=sigma, shape=shape)
+    return free
+
+
+def mixture_loglik(free: dict, n_components: int, data: dict, active=None):
+    """Each distinct pair's log-likelihood under the H-component Beta mixture, as a tensor.
+
+    `free` are the coordinate variables (:func:`coordinate_variables`),
+    `data` the pair containers (:func:`pair_containers`); `active`, optional,
+    one 0/1 flag per component (a component flagged 0 has weight 0). Adds
+    the deterministics ``weights``, ``alpha`` and ``beta`` to the model in
+    context. A model built on the mixture (the zero-inflated one) adds its
+    own terms to this.
+    """
+    pm = import_pymc()
+    import pytensor.tensor as pt
+    import pytensor.tensor.special  # noqa: F401  (log_softmax)
+    from pymc.distributions.dist_math import betaln
+
+    h = int(n_components)
+    logits = (pt.concatenate([pt.zeros(1), free["logit_weights"]]) if h > 1
+              else pt.zeros(1))
+    if active is not None:
+        logits = pt.switch(active > 0, logits, _OFF)
+    log_w = pt.special.log_softmax(logits)
+    if h > 1:
+        eta = free["logit_mean_first"] + pt.concatenate(
+            [pt.zeros(1), pt.cumsum(pt.exp(free["log_mean_gaps"]))]
+        )
+    else:
+        eta = pt.shape_padright(free["logit_mean_first"])
+    log_kappa = free["log_concentration"]
+    alpha = pt.exp(log_kappa + -pt.softplus(-eta))
+    beta = pt.exp(log_kappa + -pt.softplus(eta))
+    pm.Deterministic("weights", pt.exp(log_w))
+    pm.Deterministic("alpha", alpha)
+    pm.Deterministic("beta", beta)
+    y, failures, log_comb = data["y"], data["failures"], data["log_comb"]
+    # beta-binomial log-pmf. Failures enter as data, not as m - y: in floating
+    # point (beta + m) - y is 0 for a tiny beta, and gammaln(0) is infinite.
+    component_logp = (log_comb[:, None] + betaln(alpha + y[:, None], beta + failures[:, None])
+                      - betaln(alpha, beta))
+    return pt.logsumexp(log_w + component_logp, axis=1)
 
 
 def pair_data(y, m, weight) -> dict[str, np.ndarray]:
@@ -203,19 +246,30 @@ def _compiled(capacity: int) -> _Compiled:
 
 def _compile(capacity: int):
     """Build the switchable PyMC model and compile its ``(logp, dlogp)`` as one function."""
+    model = build_model(capacity, switchable=True)
+    return compile_logp_dlogp(model, coordinate_blocks(capacity))
+
+
+def compile_logp_dlogp(model, blocks) -> Any:
+    """Compile a flat-prior model's ``(logp, dlogp)`` (``jacobian=False``) as one function
+    of the joined coordinates.
+
+    `blocks` are ``(name, size)`` of the free variables in the order of
+    ``model.value_vars`` (a size-1 block named ``logit_mean_first`` or
+    ``logit_zero`` is a scalar). The data containers stay shared variables,
+    so new data never recompile it.
+    """
     pm = import_pymc()
     from pymc.pytensorf import join_nonshared_inputs
 
-    model = build_model(capacity, switchable=True)
     logp = model.logp(jacobian=False)
     dlogp = model.dlogp(model.free_RVs, jacobian=False)
     # a point of the right shapes; model.initial_point() would compile a function for it
-    point = {name: np.zeros(() if name == "logit_mean_first" else (size,))
-             for name, size in coordinate_blocks(capacity)}
+    point = {name: np.zeros(() if name in _SCALARS else (size,)) for name, size in blocks}
     (logp_j, dlogp_j), joined = join_nonshared_inputs(point, [logp, dlogp], model.value_vars)
-    # the joined input follows model.value_vars, which is the block order above
+    # the joined input follows model.value_vars, which must be the blocks' order
     names = [v.name for v in model.value_vars]
-    expected = [name for name, _ in coordinate_blocks(capacity)]
+    expected = [name for name, _ in blocks]
     if names != expected:  # pragma: no cover - guards a change in PyMC's ordering
         raise RuntimeError(f"unexpected variable order {names}, expected {expected}")
     # the graph is small and called many thousands of times: keep its
