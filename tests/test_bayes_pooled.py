@@ -136,7 +136,7 @@ def pinned():
                              rng.normal(0.5, 1.5, 60), 8)
     fit = passmix.fit_pooled(Panel(y, m, systems=["a", "b", "c"]), seed=0,
                              concentration="system")
-    blocks = split_blocks(fit.params, fit._blocks())
+    blocks = split_blocks(fit.params, fit.blocks())
     chains, draws = 2, 150
     posterior = {name: np.broadcast_to(blocks[name], (chains, draws, blocks[name].size))
                  for name in block_names(fit.family, fit.slope) if np.size(blocks.get(name, ()))}

@@ -45,14 +45,14 @@ def assert_delta_gradient_by_differences(fit, metric, k):
     differencing the metric's logit itself in every coordinate it uses; returns its logits."""
     # the coordinates the delta method uses: not those held on a bound (a concentration
     # at e^14, where the likelihood is flat to ~1e-7 and so is any difference)
-    active = np.diag(fit._covariance()) > 0
+    active = np.diag(fit.covariance_matrix()) > 0
     grads, centre = fit._logit_gradients(metric, k, active)
 
     def central(c, step):
         up, down = fit.params.copy(), fit.params.copy()
         up[c] += step
         down[c] -= step
-        return (fit._logits(metric, k, up) - fit._logits(metric, k, down)) / (2 * step)
+        return (fit.metric_logits(metric, k, up) - fit.metric_logits(metric, k, down)) / (2 * step)
 
     for c in np.flatnonzero(active):
         # Richardson's extrapolation of two central differences: accurate to ~h^4,
@@ -521,7 +521,7 @@ class TestMetrics:
         fit = fit_pooled(panel, family="normal", seed=0)
         k = np.array([1, 10, 1000])
         centre = assert_delta_gradient_by_differences(fit, metric, k)
-        assert_allclose(centre, fit._logits(metric, k), rtol=1e-12)
+        assert_allclose(centre, fit.metric_logits(metric, k), rtol=1e-12)
 
     def test_fitted_result_interface(self, small_panel):
         fit = fit_pooled(small_panel, family="normal", seed=0)
@@ -557,13 +557,13 @@ class TestAnalyticInformation:
         m = np.where(rng.random((N_SYS, 30)) < 0.1, 0, 6)  # some cells not run
         y, _, _ = simulate_panel(rng, [-0.5, 0.2, 0.7], [20.0] * N_SYS, d, m)
         fit = fit_pooled(Panel(y, m), seed=0, **kwargs)
-        obj = get_pooled_objective(fit._layout, fit.family, fit.grid, fit.n_components,
+        obj = get_pooled_objective(fit.layout, fit.family, fit.grid, fit.n_components,
                                    fit.slope, fit.concentration == "shared")
         box = passmix.models.pooled._layout._box(obj.blocks)
         free = ~passmix.inference.at_bound(fit.params, box).any(axis=1)
         z = fit.params + 0.05 * rng.standard_normal(fit.params.size) * free  # off the optimum
         with obj.lock:
-            obj.set_data(fit._layout, fit.grid, fit.n_components)
+            obj.set_data(fit.layout, fit.grid, fit.n_components)
             logp, grad = obj.logp_dlogp(z)
             reference = np.empty((z.size, z.size))
             for c in range(z.size):
@@ -572,7 +572,7 @@ class TestAnalyticInformation:
                     e[c] = h
                     return (obj.logp_dlogp(z + e)[1] - obj.logp_dlogp(z - e)[1]) / (2 * h)
                 reference[:, c] = (4 * central(1e-4) - central(2e-4)) / 3
-        derivatives = passmix.models.pooled._likelihood._pooled_derivatives(fit._layout, fit.grid, fit.family,
+        derivatives = passmix.models.pooled._likelihood._pooled_derivatives(fit.layout, fit.grid, fit.family,
                                                          obj.blocks, z)
         assert_allclose(derivatives.score(), grad, rtol=1e-6, atol=1e-6 * np.abs(grad).max())
         # the profile's searches take the log-likelihood from these pieces too
@@ -602,7 +602,7 @@ class TestIdentifiedCovariance:
         values = np.array(rows, dtype=float)
         assert_allclose(values, np.broadcast_to(values[0], values.shape), rtol=1e-9)
         # the shift gets no variance: the covariance is ~1, not ~1e15
-        assert np.max(np.abs(fit._covariance())) < 1e6
+        assert np.max(np.abs(fit.covariance_matrix())) < 1e6
 
     def test_standard_error_against_fixing_one_ability(self, two_systems):
         """Independent identified coordinates: the last ability fixed, the Hessian by
@@ -613,13 +613,13 @@ class TestIdentifiedCovariance:
         from dataclasses import replace
 
         fit = replace(two_systems, robust=False, _cache={})
-        obj = get_pooled_objective(fit._layout, fit.family, fit.grid, fit.n_components,
+        obj = get_pooled_objective(fit.layout, fit.family, fit.grid, fit.n_components,
                                    fit.slope, fit.concentration == "shared")
         box = passmix.models.pooled._layout._box(obj.blocks)
         z0 = fit.params.copy()
         held = passmix.inference.at_bound(z0, box).any(axis=1)
         keep = ~held
-        keep[fit._layout.n_systems - 1] = False  # the last ability is fixed
+        keep[fit.layout.n_systems - 1] = False  # the last ability is fixed
         idx = np.flatnonzero(keep)
 
         def full(t):
@@ -628,7 +628,7 @@ class TestIdentifiedCovariance:
             return z
 
         with obj.lock:
-            obj.set_data(fit._layout, fit.grid, fit.n_components)
+            obj.set_data(fit.layout, fit.grid, fit.n_components)
 
             def gradient(t):
                 return obj.logp_dlogp(full(t))[1][idx]
@@ -644,8 +644,8 @@ class TestIdentifiedCovariance:
             grad = np.empty((n, 2, k.size))
             for i in range(n):
                 e = np.eye(n)[i] * 1e-5
-                grad[i] = (fit._logits(metric, k, full(t0 + e))
-                           - fit._logits(metric, k, full(t0 - e))) / 2e-5
+                grad[i] = (fit.metric_logits(metric, k, full(t0 + e))
+                           - fit.metric_logits(metric, k, full(t0 - e))) / 2e-5
             se_logit = np.sqrt(np.einsum("cik,cd,dik->ik", grad, cov, grad))
             table = fit.delta(metric, k)
             est = table["estimate"].to_numpy().reshape(2, k.size)
@@ -1166,7 +1166,7 @@ class TestProfile:
         loglik, pass_at_k = _brute_model(y, m, fit.grid)
         assert loglik(fit.params) == pytest.approx(fit.loglik, abs=1e-6)
         threshold = fit.loglik - 0.5 * stats.chi2.ppf(0.95, 1)
-        box = passmix.models.pooled._layout._box(fit._blocks())
+        box = fit.box()
         for i, k in cases:
             assert pass_at_k(fit.params, i, k) == pytest.approx(
                 fit.system(i).metric("pass@k", k), rel=1e-6)
@@ -1246,16 +1246,16 @@ class TestProfile:
 
     def test_identified_coordinates(self, tiny):
         _, _, fit = tiny
-        box = passmix.models.pooled._layout._box(fit._blocks())
-        x_hat, T, P, box_x = passmix.models.pooled._support._profile_coordinates(fit._blocks(), fit.params, box)
+        box = fit.box()
+        x_hat, T, P, box_x = passmix.models.pooled._support._profile_coordinates(fit.blocks(), fit.params, box)
         assert_allclose(P @ T, np.eye(x_hat.size), atol=1e-12)
         assert x_hat.size == fit.params.size - 1
         # moving one relative ability moves that system alone: the others' Pass@1 stays
         x = x_hat.copy()
         x[1] += 0.3
         z = fit.params + T @ (x - x_hat)
-        before, after = fit._values("pass@k", np.array([1]), None), \
-            fit._values("pass@k", np.array([1]), z)
+        before, after = fit.metric_values("pass@k", np.array([1]), None), \
+            fit.metric_values("pass@k", np.array([1]), z)
         assert after[1, 0] > before[1, 0]
         loglik, _ = _brute_model(*tiny[:2], fit.grid)
         # and the likelihood does not see the abilities' common shift
@@ -1425,7 +1425,7 @@ class TestDifference:
     def test_gradient_by_differences_on_shared_tasks(self, ragged):
         k = np.array([1, 30])
         share = (np.arange(30) >= 4).astype(float)
-        active = np.diag(ragged._covariance()) > 0
+        active = np.diag(ragged.covariance_matrix()) > 0
         grads, _ = ragged._logit_gradients("pass@k", k, active, rows=[0, 2], tasks=share)
         def central(c, step):
             up, down = ragged.params.copy(), ragged.params.copy()
@@ -1534,7 +1534,7 @@ class TestDifference:
             contrast @ fit._task_covariance(metric, k, [0, 2], share > 0) @ contrast.T))
 
         def diff(z):
-            both = fit._values(metric, k, z, rows=[0, 2], tasks=share)
+            both = fit.metric_values(metric, k, z, rows=[0, 2], tasks=share)
             return both[1] - both[0]
 
         def inside(direction):
@@ -1548,7 +1548,7 @@ class TestDifference:
                     >= threshold else (lo, mid)
             return fit.params + lo * direction
 
-        values, vectors = np.linalg.eigh(fit._covariance())
+        values, vectors = np.linalg.eigh(fit.covariance_matrix())
         root = vectors * np.sqrt(np.maximum(values, 0.0))
         rng = np.random.default_rng(0)
         seen = np.array([diff(inside(root @ rng.standard_normal(root.shape[1])))
@@ -1557,8 +1557,8 @@ class TestDifference:
         _, grads = fit._probability_gradients(metric, k, [0, 2], share > 0)
         for n in range(k.size):
             g = grads[:, 1, n] - grads[:, 0, n]
-            far = diff(inside(fit._covariance() @ g))[n]
-            near = diff(inside(-fit._covariance() @ g))[n]
+            far = diff(inside(fit.covariance_matrix() @ g))[n]
+            near = diff(inside(-fit.covariance_matrix() @ g))[n]
             assert upper[n] >= estimate[n] + np.hypot(far - estimate[n], spread[n]) - 1e-6
             assert lower[n] <= estimate[n] - np.hypot(estimate[n] - near, spread[n]) + 1e-6
 

@@ -33,15 +33,12 @@ the metric is averaged over the tasks.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
-import pandas as pd
 import xarray as xr
 
 from .._pytensor import import_pymc, sampler_compile_kwargs
 from .._defaults import SUMMARY_K
-from .._validation import check_k, check_level, check_metric, check_seed, check_whole
+from .._validation import check_seed, check_whole
 from ..data.panel import Panel, as_panel
 from ..models.pooled._graph import build_pooled_model
 from ..models.pooled._layout import block_names, panel_layout, split_blocks
@@ -288,7 +285,7 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
                                prior="weak", slope=fit.slope,
                                shared=fit.concentration == "shared")
     names = [rv.name for rv in model.free_RVs]
-    blocks = split_blocks(fit.params, fit._blocks())
+    blocks = split_blocks(fit.params, fit.blocks())
     rng = np.random.default_rng(seed)
     # chains start near the optimum, jittered so that R-hat can see them disagree;
     # the zero-sum priors' values are centred

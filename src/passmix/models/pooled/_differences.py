@@ -103,7 +103,7 @@ class PairedDifferences:
             for n in members:
                 ra, rb = where[pairs[n][0]], where[pairs[n][1]]
                 g = grads[:, rb] - grads[:, ra]                             # (C, K)
-                param = self._widened(g.T @ self._covariance() @ g, g)
+                param = self._widened(g.T @ self.covariance_matrix() @ g, g)
                 block = np.r_[ra * n_k:(ra + 1) * n_k, rb * n_k:(rb + 1) * n_k]
                 both = contrast @ task[np.ix_(block, block)] @ contrast.T
                 out[n] = (values[rb] - values[ra], param + both, values[[ra, rb]])
@@ -163,7 +163,7 @@ class PairedDifferences:
             values, grads = self._probability_gradients(metric, k_arr, [ia, ib], mask)
             estimate = values[1] - values[0]
             g = grads[:, 1] - grads[:, 0]                                   # (C, K)
-            model = np.einsum("ck,cd,dk->k", g, self._covariance(), g)
+            model = np.einsum("ck,cd,dk->k", g, self.covariance_matrix(), g)
             widened = np.diag(self._widened(np.diag(model), g))
             with np.errstate(divide="ignore", invalid="ignore"):
                 scales = np.where(model > 0, widened / model, 1.0)
@@ -210,7 +210,7 @@ class PairedDifferences:
             return float(values[1] - values[0]), sliced.T.T @ (g[:, 1] - g[:, 0])
 
         def value(x, t):
-            both = self._values(metric, np.array([t]), sliced.full(x), rows=[ia, ib],
+            both = self.metric_values(metric, np.array([t]), sliced.full(x), rows=[ia, ib],
                                 tasks=share)
             return float(both[1, 0] - both[0, 0])
 
@@ -253,12 +253,12 @@ class PairedDifferences:
         k_arr, scalar = check_k(k)
         if not scalar and k_arr.size != 1:
             raise ValueError(f"metric_covariance takes one horizon, got {k_arr.tolist()}.")
-        everything = np.ones(self._layout.n_tasks, dtype=bool)
+        everything = np.ones(self.layout.n_tasks, dtype=bool)
         mask = self._task_mask(everything, tasks, "no task is selected.")
-        rows = list(range(self._layout.n_systems))
+        rows = list(range(self.layout.n_systems))
         values, grads = self._probability_gradients(metric, k_arr, rows, mask)
         g = grads[:, :, 0]                                              # (C, I)
-        param = g.T @ self._covariance() @ g
+        param = g.T @ self.covariance_matrix() @ g
         if self.robust:
             widen = np.sqrt(np.maximum(np.diag(self._widened(param, g)), 0.0)
                             / np.where(np.diag(param) > 0, np.diag(param), 1.0))
@@ -279,8 +279,8 @@ class PairedDifferences:
         """(R, K) the `rows` systems' metrics over the `mask` tasks and (C, R, K) their
         gradients on the probability scale, ``d M = M (1 - M) d logit``."""
         share = mask.astype(float)
-        values = self._values(metric, k_arr, rows=rows, tasks=share)
-        active = np.diag(self._covariance()) > 0
+        values = self.metric_values(metric, k_arr, rows=rows, tasks=share)
+        active = np.diag(self.covariance_matrix()) > 0
         grads, _ = self._logit_gradients(metric, k_arr, active, rows=rows, tasks=share)
         return values, grads * (values * (1 - values))[None]
 

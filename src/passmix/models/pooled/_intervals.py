@@ -31,7 +31,7 @@ class SystemIntervals:
         """
         key = ("inflation", metric, int(k))
         if key not in self._cache:
-            cov, robust = self._covariance(), self._robust_covariance()
+            cov, robust = self.covariance_matrix(), self._robust_covariance()
             grads, _ = self._logit_gradients(metric, np.array([int(k)]), np.diag(cov) > 0)
             g = grads[:, :, 0]
             model = np.einsum("ci,cd,di->i", g, cov, g)
@@ -71,9 +71,9 @@ class SystemIntervals:
         return table.iloc[first:first + k_arr.size].reset_index(drop=True)
 
     def _delta_all(self, metric: str, k_arr: np.ndarray, level: float) -> pd.DataFrame:
-        rows = list(range(self._layout.n_systems))
-        cov = self._covariance()
-        base = self._values(metric, k_arr, rows=rows)
+        rows = list(range(self.layout.n_systems))
+        cov = self.covariance_matrix()
+        base = self.metric_values(metric, k_arr, rows=rows)
         grads, centre = self._logit_gradients(metric, k_arr, np.diag(cov) > 0)
         se_logit = np.sqrt(np.maximum(np.einsum("cik,cd,dik->ik", grads, cov, grads), 0.0))
         if self.robust:
@@ -136,7 +136,7 @@ class SystemIntervals:
         metric = check_metric(metric)
         level = check_level(level)
         k_arr, _ = check_k(k)
-        rows = (range(self._layout.n_systems) if system is None
+        rows = (range(self.layout.n_systems) if system is None
                 else [self.panel.index(system)])
         delta = self.delta(metric, k_arr, level)
         parts = []
@@ -164,7 +164,7 @@ class SystemIntervals:
                 if key not in self._cache:
                     self._cache[key] = self._model_ends(name, k_arr[part], level, i)
                 lower[part], upper[part] = self._cache[key]
-        base = self._values(metric, k_arr, rows=[i])[0]
+        base = self.metric_values(metric, k_arr, rows=[i])[0]
         lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
         var_tasks = self._task_variance(metric, k_arr, rows=[i])[0]
         lower, upper = _with_task_spread(base, lower, upper, var_tasks, normal_quantile(level))
@@ -210,10 +210,10 @@ class SystemIntervals:
             return float(centre[0, 0]), sliced.T.T @ grads[:, 0, 0]
 
         def value(x, t):
-            return float(self._values(metric, np.array([t]), sliced.full(x), rows=[i])[0, 0])
+            return float(self.metric_values(metric, np.array([t]), sliced.full(x), rows=[i])[0, 0])
 
         def batch(xs, t):
-            return np.array([self._logits(metric, np.array([t]), sliced.full(x),
+            return np.array([self.metric_logits(metric, np.array([t]), sliced.full(x),
                                           rows=[i])[0, 0] for x in xs])
 
         lower, upper, _ = region.extremes(logit, value, k_arr, batch, warm)
@@ -233,11 +233,11 @@ class SystemIntervals:
         """
         key = ("region", level, scale)
         if key not in self._cache:
-            blocks = self._blocks()
+            blocks = self.blocks()
             box = _box(blocks)
             x_hat, T, P, box_x = _profile_coordinates(blocks, self.params, box)
             search = _Affine(objective, self.params, x_hat, T)
-            small = self._layout.n_systems * self._layout.n_tasks <= SPREAD_CELLS
+            small = self.layout.n_systems * self.layout.n_tasks <= SPREAD_CELLS
             # few tasks and a system that never (or always) succeeded can leave a second
             # piece of the region far from the estimate, its ability against the box's
             # end: there the spread also climbs in from points over the box (each climb
@@ -246,7 +246,7 @@ class SystemIntervals:
                       else ())
             # a held relative ability moves its system's logit one for one: searched as is
             region = LikelihoodRegion(search, x_hat, self.loglik - scale * region_drop(level),
-                                      P @ self._covariance() @ P.T, box_x, probes=probes,
+                                      P @ self.covariance_matrix() @ P.T, box_x, probes=probes,
                                       held_logistic=self.family == "grid" or self.slope)
             region.n_starts, region.n_far, region.n_polish, region.max_restarts = 1, 0, 1, 1
             region.ray_tol, region.scaled = 1e-3, True
@@ -275,7 +275,7 @@ class SystemIntervals:
         r = self._posterior(None)
         a, log_kappa, _, log_s = self._coordinates(self.params)
         n_tasks = r.shape[0]
-        rows = range(self._layout.n_systems) if rows is None else rows
+        rows = range(self.layout.n_systems) if rows is None else rows
         out = np.empty((len(rows), k_arr.size))
         for n, i in enumerate(rows):
             alpha, beta = beta_shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
@@ -331,13 +331,13 @@ class SystemIntervals:
         if already computed; `tasks`, a 0/1 mask of the tasks the metric averages
         over (default all).
         """
-        n_sys = self._layout.n_systems
+        n_sys = self.layout.n_systems
         rows = list(range(n_sys)) if rows is None else list(rows)
         at = self.params if z is None else np.asarray(z, dtype=float)
         if derivatives is None:
             derivatives = (self._derivatives() if z is None else
-                           _pooled_derivatives(self._layout, self.grid, self.family,
-                                               self._blocks(), at, second=False))
+                           _pooled_derivatives(self.layout, self.grid, self.family,
+                                               self.blocks(), at, second=False))
         r0 = self._posterior(None) if z is None else derivatives.r
         a, log_kappa, _, log_s = self._coordinates(at)
         eta = _eta(a, self.grid, log_s)
@@ -346,8 +346,8 @@ class SystemIntervals:
         # d eta / d log s_i = -s_i d
         d_eta_log_s = -np.exp(log_s)[:, None] * self.grid[None, :]
         prior_alpha, prior_beta = beta_shapes(a, log_kappa, self.grid, log_s)
-        starts = dict(zip([name for name, _ in self._blocks()],
-                          np.cumsum([0] + [size for _, size in self._blocks()])))
+        starts = dict(zip([name for name, _ in self.blocks()],
+                          np.cumsum([0] + [size for _, size in self.blocks()])))
         shared = self.concentration == "shared"
         centre = np.empty((len(rows), k_arr.size))
         by_weight, direct = [], np.zeros((at.size, len(rows), k_arr.size))
@@ -376,7 +376,7 @@ class SystemIntervals:
         # the weights' part: d logit / d weight of system i's component (pair, g) is
         # by_weight[i]; the weight is its tasks' posterior mass / J, whose derivative
         # is analytic (PooledDerivatives.posterior_contraction)
-        n_tasks = self._layout.n_tasks
+        n_tasks = self.layout.n_tasks
         share = (np.full(n_tasks, 1.0 / n_tasks) if tasks is None
                  else np.asarray(tasks, dtype=float) / np.sum(tasks))
         per_chunk = max(1, _CHUNK // max(1, k_arr.size * n_tasks * self.grid.size))

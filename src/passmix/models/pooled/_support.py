@@ -238,8 +238,8 @@ class _SharedPieces:
         key = z.tobytes()
         if key not in self._seen:
             fit = self.fit
-            self._seen[key] = _pooled_derivatives(fit._layout, fit.grid, fit.family,
-                                                  fit._blocks(), z, second=False)
+            self._seen[key] = _pooled_derivatives(fit.layout, fit.grid, fit.family,
+                                                  fit.blocks(), z, second=False)
         return self._seen[key]
 
     def logp_dlogp(self, z: np.ndarray) -> tuple[float, np.ndarray]:

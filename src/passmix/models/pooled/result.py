@@ -87,7 +87,7 @@ class PooledFit(SystemIntervals, PairedDifferences):
     converged: bool
     family_table: pd.DataFrame
     params: np.ndarray
-    _layout: _Layout = field(repr=False)
+    layout: _Layout = field(repr=False)
     n_components: int = 1
     slope: bool = False
     concentration: str = "system"
@@ -118,7 +118,7 @@ class PooledFit(SystemIntervals, PairedDifferences):
                    concentrations=np.exp(log_kappa),
                    grid_weights=np.exp(_log_grid_weights(family, parts, grid)),
                    loglik=float(loglik), bic=float(bic), converged=bool(converged),
-                   family_table=table, params=params, _layout=layout,
+                   family_table=table, params=params, layout=layout,
                    n_components=int(n_components), slope=bool(slope),
                    concentration=concentration)
 
@@ -133,21 +133,22 @@ class PooledFit(SystemIntervals, PairedDifferences):
         """Per-system slopes ``s_i`` (geometric mean 1); all 1 without ``slope=True``."""
         return np.exp(self._coordinates(self.params)[3])
 
-    def _blocks(self):
-        return _blocks(self.family, self._layout.n_systems, self.grid.size, self.n_components,
+    def blocks(self) -> list:
+        """The coordinate blocks of :attr:`params`: ``(name, size)`` in order."""
+        return _blocks(self.family, self.layout.n_systems, self.grid.size, self.n_components,
                        self.slope, self.concentration == "shared")
 
     def _coordinates(self, z: np.ndarray):
         """Abilities, log-concentrations, log grid weights and log-slopes at coordinates `z`
         (per system, (I,), but the weights)."""
-        parts = split_blocks(z, self._blocks())
+        parts = split_blocks(z, self.blocks())
         a, log_kappa, log_s = _system_parts(parts)
         return a, log_kappa, _log_grid_weights(self.family, parts, self.grid), log_s
 
     def task_posterior(self, z: np.ndarray | None = None) -> np.ndarray:
         """``r[j, g]``: posterior probability that task j's difficulty is ``grid[g]``."""
         a, log_kappa, log_w, log_s = self._coordinates(self.params if z is None else z)
-        joint = log_w[None, :] + task_grid_loglik(self._layout, a, log_kappa, self.grid, log_s)
+        joint = log_w[None, :] + task_grid_loglik(self.layout, a, log_kappa, self.grid, log_s)
         return np.exp(joint - _lse(joint, axis=1, keepdims=True))
 
     def _posterior(self, z: np.ndarray | None) -> np.ndarray:
@@ -164,8 +165,8 @@ class PooledFit(SystemIntervals, PairedDifferences):
         if key not in self._cache:
             pairs, codes = np.unique(np.stack([self.panel.successes[i], self.panel.trials[i]]),
                                      axis=1, return_inverse=True)
-            member = np.zeros((pairs.shape[1], self._layout.n_tasks))
-            member[codes.ravel(), np.arange(self._layout.n_tasks)] = 1.0
+            member = np.zeros((pairs.shape[1], self.layout.n_tasks))
+            member[codes.ravel(), np.arange(self.layout.n_tasks)] = 1.0
             self._cache[key] = (pairs, member)
         return self._cache[key]
 
@@ -209,21 +210,32 @@ class PooledFit(SystemIntervals, PairedDifferences):
         one system's evaluation, which is what a per-system interval needs.
         """
         r = self._posterior(z)
-        rows = range(self._layout.n_systems) if rows is None else rows
+        rows = range(self.layout.n_systems) if rows is None else rows
         out = np.empty((len(rows), k_arr.size))
         for n, i in enumerate(rows):
             value = evaluate(metric, *self._system_mixture(i, z, r, tasks=tasks), k_arr)
             out[n] = value[0] if isinstance(value, tuple) else value
         return out
 
-    def _values(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None,
-                rows=None, tasks: np.ndarray | None = None) -> np.ndarray:
-        """(I, K) metric values of every system (or of `rows`), over `tasks` (default all)."""
+    def box(self) -> np.ndarray:
+        """Box bounds of the coordinates :attr:`params`, shape ``(n, 2)``."""
+        return _box(self.blocks())
+
+    def metric_values(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None,
+                      rows=None, tasks: np.ndarray | None = None) -> np.ndarray:
+        """(I, K) metric values of every system (or of `rows`) at coordinates `z` (default
+        the estimate), over `tasks` (default all); `k_arr` a 1-d integer array.
+
+        The metric as a function of the coordinates, for the delta and
+        profile searches and for checks against them; :meth:`metric` is the
+        validated estimate.
+        """
         return self._per_system(evaluate_metric, metric, k_arr, z, rows, tasks)
 
-    def _logits(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None,
-                rows=None) -> np.ndarray:
-        """(I, K) logits of the metric, exact where it underflows or rounds to 1."""
+    def metric_logits(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None,
+                      rows=None) -> np.ndarray:
+        """(I, K) logits of the metric at coordinates `z` (as :meth:`metric_values`), exact
+        where it underflows or rounds to 1."""
         return self._per_system(evaluate_logit, metric, k_arr, z, rows)
 
     def metric(self, metric: str, k):
@@ -258,7 +270,7 @@ class PooledFit(SystemIntervals, PairedDifferences):
         """
         metric = check_metric(metric)
         k_arr, scalar = check_k(k)
-        values = self._values(metric, k_arr)
+        values = self.metric_values(metric, k_arr)
         return values[:, 0] if scalar else values
 
     def metric_table(self, metric: str, k) -> pd.DataFrame:
@@ -277,7 +289,7 @@ class PooledFit(SystemIntervals, PairedDifferences):
         """
         metric = check_metric(metric)
         k_arr, _ = check_k(k)
-        values = self._values(metric, k_arr)
+        values = self.metric_values(metric, k_arr)
         return pd.DataFrame(values, index=pd.Index(self.systems, name="system"),
                             columns=pd.Index(k_arr, name="k"))
 
@@ -289,28 +301,47 @@ class PooledFit(SystemIntervals, PairedDifferences):
     def _derivatives(self) -> _PooledDerivatives:
         """The analytic derivative pieces at the optimum (kept: several uses need them)."""
         if "derivatives" not in self._cache:
-            self._cache["derivatives"] = _pooled_derivatives(self._layout, self.grid, self.family,
-                                                             self._blocks(), self.params)
+            self._cache["derivatives"] = _pooled_derivatives(self.layout, self.grid, self.family,
+                                                             self.blocks(), self.params)
         return self._cache["derivatives"]
 
-    def _covariance(self) -> np.ndarray:
+    def covariance_matrix(self, robust: bool = False) -> np.ndarray:
+        """Covariance of the coordinates :attr:`params`.
+
+        The inverse observed information (analytic; coordinates held on a
+        bound get zero rows and columns), or with ``robust=True`` the sandwich
+        ``C S C`` over the tasks' scores, which the intervals use when the fit
+        is :attr:`robust`.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> y = np.array([[0, 1, 2, 4, 5], [1, 3, 2, 5, 5]])
+        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5)), seed=0)
+        >>> cov = fit.covariance_matrix()
+        >>> cov.shape == (fit.params.size,) * 2 and bool(np.allclose(cov, cov.T))
+        True
+        """
+        if robust:
+            return self._robust_covariance()
         if "cov" not in self._cache:
-            free = ~at_bound(self.params, _box(self._blocks())).any(axis=1)
+            free = ~at_bound(self.params, self.box()).any(axis=1)
             cov = np.zeros((self.params.size,) * 2)
             if free.any():
                 # the analytic observed information (2n gradients of differencing cost
                 # minutes for hundreds of systems; this agrees with them to ~1e-6)
                 info = self._derivatives().information()[np.ix_(free, free)]
                 cov[np.ix_(free, free)] = covariance_from_information(
-                    info, null=_unidentified(self._blocks(), free))
+                    info, null=_unidentified(self.blocks(), free))
             self._cache["cov"] = cov
         return self._cache["cov"]
 
     def _robust_covariance(self) -> np.ndarray:
-        """The sandwich ``C S C``: C the inverse observed information (:meth:`_covariance`),
+        """The sandwich ``C S C``: C the inverse observed information (:meth:`covariance_matrix`),
         S the sum of the tasks' score outer products (:meth:`_PooledDerivatives.task_scores`)."""
         if "robust_cov" not in self._cache:
-            cov = self._covariance()
+            cov = self.covariance_matrix()
             scores = self._derivatives().task_scores()
             free = np.diag(cov) > 0
             scores[~free] = 0.0
@@ -344,13 +375,13 @@ class PooledFit(SystemIntervals, PairedDifferences):
             One row per system, metric and horizon: ``system, metric, k,
             estimate, se, lower, upper``.
         """
-        return self._summary(k, level, check_interval_method(method, optional=True), range(self._layout.n_systems))
+        return self._summary(k, level, check_interval_method(method, optional=True), range(self.layout.n_systems))
 
     def _method_for(self, i: int, method: str | None) -> str:
         """The interval method system i gets when `method` is asked (None: the default)."""
         if method is not None:
             return method
-        small = self._layout.n_systems * self._layout.n_tasks <= PROFILE_CELLS
+        small = self.layout.n_systems * self.layout.n_tasks <= PROFILE_CELLS
         return "profile" if small or self.systems[i] in self.on_bound else "delta"
 
     def _summary(self, k, level: float, method: str | None, rows) -> pd.DataFrame:
@@ -479,7 +510,7 @@ class PooledFit(SystemIntervals, PairedDifferences):
                 "n_components": self.n_components, "slope": self.slope,
                 "concentration_model": self.concentration, "loglik": self.loglik,
                 "bic": self.bic, "converged": self.converged,
-                "n_systems": self._layout.n_systems, "n_tasks": self._layout.n_tasks,
+                "n_systems": self.layout.n_systems, "n_tasks": self.layout.n_tasks,
                 "on_bound": self.on_bound, "robust": self.robust}
 
     def __repr__(self) -> str:
