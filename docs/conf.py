@@ -82,14 +82,16 @@ for _ns in public_namespaces() + EXTRA_MODULES:
             continue
         if _sub is not _value:
             shadowed[_full] = f"{_sub.__name__}.{_name}"
-# classes whose methods partly live in bases of passmix's own (PooledFit): their pages
-# list the inherited methods too
+# classes whose methods partly live in bases of passmix's own (PooledFit's private mixins,
+# the generic LikelihoodResult of MixtureFit and ZeroInflatedFit): their pages list the
+# inherited methods too
 inherit = sorted(
     f"{_ns}.{_name}" for _ns in public_namespaces() + EXTRA_MODULES
     for _name in getattr(importlib.import_module(_ns), "__all__", [])
     if isinstance(_cls := getattr(importlib.import_module(_ns), _name, None), type)
     and any(b.__module__.rpartition(".")[0] == _cls.__module__.rpartition(".")[0]
-            and b.__module__.rpartition(".")[2].startswith("_") for b in _cls.__mro__[1:]))
+            and b.__module__.rpartition(".")[2].startswith("_")
+            or b.__module__ == "passmix.inference.results" for b in _cls.__mro__[1:]))
 autosummary_context = {"aliases": aliases, "shadowed": shadowed, "inherit": inherit}
 
 

@@ -326,8 +326,9 @@ class TestPosterior:
         assert res.method == "posterior" and "draws" in res.details["why"]
         draws = passmix.posterior_metrics(post, [1, 10, 100], metric="pass@k")
         values = draws.stack(sample=("chain", "draw")).transpose("sample", "system", "k").values
+        position = {str(s): i for i, s in enumerate(draws["system"].values)}
         for n, (a, b) in enumerate(res.pairs):
-            d = values[:, b] - values[:, a]
+            d = values[:, position[str(b)]] - values[:, position[str(a)]]
             assert_allclose(res.estimate[n], d.mean(axis=0), rtol=1e-9, atol=1e-12)
             assert_allclose(res.lower[n], np.quantile(d, 0.025, axis=0), rtol=1e-9, atol=1e-12)
             assert_allclose(res.p_b_better[n], (d > 0).mean(axis=0))

@@ -118,15 +118,15 @@ class LikelihoodResult:
         return float(out[0]) if scalar else out
 
     def pass_at_k(self, k):
-        """Pass@k at horizon(s) `k`."""
+        """Pass@k at horizon(s) `k` (see :func:`passmix.pass_at_k`)."""
         return self.metric("pass@k", k)
 
     def pass_hat_k(self, k):
-        """Pass^k at horizon(s) `k`."""
+        """Pass^k at horizon(s) `k` (see :func:`passmix.pass_hat_k`)."""
         return self.metric("pass^k", k)
 
     def auc_at_k(self, k):
-        """AUC@k at horizon(s) `k`."""
+        """AUC@k at horizon(s) `k` (see :func:`passmix.auc_at_k`)."""
         return self.metric("auc@k", k)
 
     def _logit_gradients(self, metric: str, k_arr: np.ndarray):

@@ -140,18 +140,6 @@ class MixtureFit(LikelihoodResult):
         out = evaluate_metric(metric, self.weights, self.alpha, self.beta, k_arr)
         return float(out[0]) if scalar else out
 
-    def pass_at_k(self, k):
-        """Pass@k at horizon(s) `k` (see :func:`passmix.pass_at_k`)."""
-        return self.metric("pass@k", k)
-
-    def pass_hat_k(self, k):
-        """Pass^k at horizon(s) `k` (see :func:`passmix.pass_hat_k`)."""
-        return self.metric("pass^k", k)
-
-    def auc_at_k(self, k):
-        """AUC@k at horizon(s) `k` (see :func:`passmix.auc_at_k`)."""
-        return self.metric("auc@k", k)
-
     @property
     def distribution(self) -> BetaMixture:
         """The fitted mixing distribution as a :class:`~passmix.distributions.BetaMixture`
