@@ -319,7 +319,6 @@ class TestPosterior:
             post = passmix.sample_pooled(panel, draws=300, tune=300, seed=0)
         return panel, post
 
-    @pytest.mark.study
     def test_the_difference_of_the_systems_draws(self, drawn):
         panel, post = drawn
         res = passmix.compare(post, k=[1, 10, 100])
@@ -342,7 +341,6 @@ class TestPosterior:
         assert np.all(np.where(certified["certified"] > 0, certified["p_b_better"],
                                1 - certified["p_b_better"]) > 0.95)
 
-    @pytest.mark.study
     def test_next_to_the_pooled_fit(self, drawn):
         """Many tasks, no bound: the credible and confidence intervals nearly agree."""
         panel, post = drawn
@@ -352,7 +350,6 @@ class TestPosterior:
         ratio = (bayes.upper - bayes.lower) / (pooled.upper - pooled.lower)
         assert np.all((0.7 < ratio) & (ratio < 1.4)), ratio
 
-    @pytest.mark.study
     def test_errors(self, drawn):
         panel, post = drawn
         with pytest.raises(ValueError, match="method 'posterior'"):

@@ -881,7 +881,6 @@ class TestSlopes:
         assert_allclose(fit.slopes, 1.0)
         assert "slope" not in fit.systems_table()
 
-    @pytest.mark.study
     @pytest.mark.slow
     def test_grid_family_with_slopes(self):
         """The grid's EM profile over 3I coordinates: it starts from the grid's Rasch
