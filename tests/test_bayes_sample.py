@@ -24,7 +24,7 @@ import passmix
 from conftest import simulate_mixture
 import passmix.bayes.plots
 import passmix.bayes.sample
-from passmix._validation import PosteriorWarning
+from passmix import PosteriorWarning
 from passmix.metrics import metric_value
 from passmix.models.mixture.graph import WEAK_PRIOR, build_model, get_objective, n_free_parameters, pair_data
 from passmix.bayes.sample import (

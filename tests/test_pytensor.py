@@ -99,7 +99,12 @@ class TestCaches:
         second = _run(_FITS, env).stdout
         again = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
         assert again == cached
-        assert json.loads(first.splitlines()[-1]) == json.loads(second.splitlines()[-1])
+        # the same optima: a cached kernel may differ from the freshly compiled one in the
+        # last bits (seen: 1.3e-11 relative in the pooled log-likelihood)
+        before, after = json.loads(first.splitlines()[-1]), json.loads(second.splitlines()[-1])
+        assert before.keys() == after.keys()
+        for key in before:
+            assert after[key] == pytest.approx(before[key], rel=1e-9, abs=1e-12), key
 
     @pytest.mark.study
     def test_an_unmakeable_compile_directory_falls_back_with_a_warning(self, tmp_path):
