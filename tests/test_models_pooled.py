@@ -47,6 +47,12 @@ def assert_delta_gradient_by_differences(fit, metric, k):
     # at e^14, where the likelihood is flat to ~1e-7 and so is any difference)
     active = np.diag(fit.covariance_matrix()) > 0
     grads, centre = fit._logit_gradients(metric, k, active)
+    # checked: not, among them, those just short of a bound or with a standard error above
+    # 10, where the likelihood is just as flat: from a cold numba cache (an optimum that
+    # differs from a warm one's by ~1e-6) one such coordinate missed by 0.2% in CI
+    box = fit.box()
+    active &= (fit.params > box[:, 0] + 0.01) & (fit.params < box[:, 1] - 0.01)
+    active &= np.diag(fit.covariance_matrix()) < 100.0
 
     def central(c, step):
         up, down = fit.params.copy(), fit.params.copy()
