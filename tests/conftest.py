@@ -24,3 +24,20 @@ def simulate_panel(rng: np.random.Generator, a, kappa, d, m):
     k = np.asarray(kappa, float)[:, None]
     p = rng.beta(mu * k, (1 - mu) * k)
     return rng.binomial(m, p), np.full(p.shape, m), p
+
+
+def pytest_configure(config):
+    """The unit lane (``pytest -m unit``) compiles nothing: there PyMC's and PyTensor's
+    compile entry points raise, in fixtures as in tests, so a test marked ``unit`` that
+    needs a compiled graph fails instead of quietly costing the lane its minute."""
+    if (config.getoption("markexpr", "") or "").strip() != "unit":
+        return
+    import pymc
+    import pytensor
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the unit lane compiles nothing, but this test asked PyMC or "
+                             "PyTensor to compile a graph: it is not a unit test")
+
+    pymc.pytensorf.compile = refuse
+    pytensor.function = refuse

@@ -16,6 +16,7 @@ def errors():
     return module.run(seeds=(0, 1, 2), m=10)
 
 
+@pytest.mark.slow
 def test_mixture_error_below_naive_at_large_k(errors):
     # 7 models x 3 seeds of m = 10 subsampled trials; reference: all 10,000 trials
     assert len(errors) == 7 * 3 * 2

@@ -12,7 +12,12 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 import passmix
+
+#: no test here compiles a graph: the unit lane (pytest -m unit)
+pytestmark = pytest.mark.unit
 
 ROOT = Path(passmix.__file__).resolve().parent
 

@@ -16,6 +16,7 @@ from passmix.bayes.pooled import point_metric, pooled_fit, sample_pooled
 from conftest import simulate_panel
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("metric", ["pass@k", "pass^k", "auc@k"])
 def test_point_metric_by_enumeration(metric):
     p = np.array([0.0, 1e-9, 0.03, 0.5, 0.97, 1.0])
@@ -35,6 +36,7 @@ def test_point_metric_by_enumeration(metric):
             assert got[i, n] == pytest.approx(float(want), rel=1e-9, abs=1e-300)
 
 
+@pytest.mark.unit
 def test_bad_arguments_are_named():
     panel = Panel([[1, 2], [0, 3]], [[3, 3], [3, 3]])
     with pytest.raises(ValueError, match="draws"):

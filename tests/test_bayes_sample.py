@@ -101,6 +101,7 @@ class TestWeakPriorModel:
             i += size
         assert logp(point) == pytest.approx(objective.logp_dlogp(z)[0] + prior, rel=1e-8)
 
+    @pytest.mark.unit
     def test_unknown_prior(self):
         with pytest.raises(ValueError, match="unknown prior 'cauchy'"):
             build_model(1, prior="cauchy")
@@ -169,6 +170,7 @@ class TestSample:
         se = np.sqrt(expected * (1 - expected / n_tasks) / sims)
         assert np.all(np.abs(mean_hist - expected) <= 5 * se + 1e-9)
 
+    @pytest.mark.slow
     def test_reproducible_with_seed(self):
         counts = simulate_mixture(np.random.default_rng(1), 100, 5, *EASY)
         res = passmix.fit(counts, n_components=1, seed=0)
@@ -207,6 +209,7 @@ class TestSample:
         with pytest.raises(error, match=match):
             sample(res, **kwargs)
 
+    @pytest.mark.unit
     @pytest.mark.skipif(importlib.util.find_spec("nutpie") is None, reason="nutpie not installed")
     def test_nutpie_gives_the_same_posterior(self, easy):
         res, reference, _ = easy
@@ -352,6 +355,7 @@ class TestDiagnostics:
         assert {"r_hat", "ess_bulk", "ess_tail"} <= set(table.columns)
         assert table.attrs["divergences"] == int(idata.sample_stats["diverging"].sum())
 
+    @pytest.mark.slow
     def test_hard_case_fires(self):
         """H = 3 on m = 2: eight parameters, two identified moments."""
         counts = simulate_mixture(np.random.default_rng(5), 200, 2, [0.6, 0.4], [0.6, 6.0], [4.0, 2.5])
@@ -476,6 +480,7 @@ def test_coverage_j30_m5_k60():
         assert 0.90 <= table.loc[metric, "credible eti"] <= 0.99, table
 
 
+@pytest.mark.unit
 def test_predictive_pmf_equals_scipy_betabinom_with_tiny_beta():
     """y = m keeps its mass when beta is far below double rounding of beta + m."""
     from scipy.stats import betabinom

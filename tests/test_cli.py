@@ -233,6 +233,7 @@ def test_matrix_parquet_table(tau_files):
     assert out.stderr.count("Warning:") == 1
 
 
+@pytest.mark.unit
 def test_output_file(tau_files, tmp_path):
     target = tmp_path / "out.json"
     result = run(tau_files["long"], "--method", "naive", "--format", "json",
@@ -266,6 +267,7 @@ def test_example_prints_all_models():
     assert out.count("pass@k  1000") == 7  # default example horizons include 1000
 
 
+@pytest.mark.slow
 def test_example_is_honest_at_the_edges():
     # the bundled example: no "NOT converged", the binomial limit said in one
     # line, no interval of zero width, Pass^k's upper end never above Pass@1's
@@ -281,6 +283,7 @@ def test_example_is_honest_at_the_edges():
         assert all(r["upper"] <= p1["upper"] for r in select(mine, metric="pass^k"))
 
 
+@pytest.mark.slow
 def test_example_pools_and_says_so():
     """The default on panel data: the pooled model, its profile intervals honest at 0."""
     result = run("--example", "--format", "json")
@@ -341,6 +344,7 @@ def test_interval_option():
     assert p["lower"] < d["lower"]  # the delta method holds the concentration fixed
 
 
+@pytest.mark.unit
 def test_example_defaults():
     rows = records(run("--example", "--method", "naive", "--format", "json"))
     assert {r["k"] for r in rows} == {1, 10, 100, 1000}
@@ -362,6 +366,7 @@ def test_example_defaults():
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_combinatorial_beyond_m_is_null_with_warning():
     result = run("--example", "--method", "combinatorial", "--k", "5,50", "--format", "json")
     rows = records(result)
@@ -373,6 +378,7 @@ def test_combinatorial_beyond_m_is_null_with_warning():
     assert all("combinatorial" in w and "k > m" in w for w in warned)
 
 
+@pytest.mark.unit
 def test_combinatorial_all_undefined(tau_files):
     result = run(tau_files["long"], "--method", "combinatorial", "--k", "10,20",
                  "--format", "json")
@@ -409,6 +415,7 @@ def _write(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("body, message", [
     ("task,successes,trials\na,1,10\nb,12,10\n",
      r"successes'? \(12\) exceeds (column )?'?trials'? \(10\)"),
@@ -428,6 +435,7 @@ def test_bad_counts(tmp_path, body, message):
     assert result.stdout == ""
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("args, message", [
     (["--successes", "nope"], "successes column 'nope' not found"),
     (["--group-by", "nope"], "group_by column 'nope' not found"),
@@ -443,6 +451,7 @@ def test_bad_columns_and_layout(tmp_path, args, message):
     assert re.search(message, result.stderr), result.stderr
 
 
+@pytest.mark.unit
 def test_missing_file_and_bad_extension(tmp_path):
     result = run(tmp_path / "absent.csv", code=1)
     assert result.stderr == f"Error: no such file: '{tmp_path / 'absent.csv'}'.\n"
@@ -451,6 +460,7 @@ def test_missing_file_and_bad_extension(tmp_path):
     assert result.stderr.startswith("Error: unknown file extension")
 
 
+@pytest.mark.unit
 def test_unwritable_output(tmp_path):
     path = tmp_path / "good.csv"
     pd.DataFrame(GOOD).to_csv(path, index=False)
@@ -458,6 +468,7 @@ def test_unwritable_output(tmp_path):
     assert result.stderr.startswith("Error: ") and "Traceback" not in result.stderr
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("k", ["0", "-1", "2.5", "abc", "1,,10", "1,-3"])
 def test_bad_k_is_usage_error(k):
     result = run("--example", "--method", "naive", f"--k={k}", code=2)
@@ -466,6 +477,7 @@ def test_bad_k_is_usage_error(k):
     assert f"'{bad}' is not a valid horizon" in result.stderr
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("args, message", [
     (["--example", "--level", "1.5"], "Invalid value for '--level': 1.5"),
     (["--example", "--level", "0"], "Invalid value for '--level'"),
@@ -485,6 +497,7 @@ def test_usage_errors(args, message):
     assert "Usage: " in result.stderr
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("k, big", [("9223372036854775808", 2**63), ("1e19", 10**19),
                                     ("1,99999999999999999999", 99999999999999999999)])
 def test_too_large_k_says_so_in_the_library_s_words(k, big):
@@ -498,6 +511,7 @@ def test_too_large_k_says_so_in_the_library_s_words(k, big):
     assert "too large" in result.stderr and "whole number" not in result.stderr
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e999", "NaN", "half"])
 def test_threshold_must_be_finite(value):
     result = run(ALPHA_LOG, "--scorer", "partial", "--threshold", value, code=2)
@@ -505,6 +519,7 @@ def test_threshold_must_be_finite(value):
         result.stderr
 
 
+@pytest.mark.unit
 def test_tau_log_entry_without_reward_is_an_error(tmp_path):
     entries = [{"task_id": 0, "reward": 1.0, "info": {}, "traj": [], "trial": t}
                for t in range(4)]
@@ -518,6 +533,7 @@ def test_tau_log_entry_without_reward_is_an_error(tmp_path):
     assert result.stdout == ""
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("args", [[], ["--scorer", "match"], ["--from", "inspect"],
                                   ["--threshold", "0.5"]])
 def test_missing_log_is_a_one_line_error(tmp_path, args):
@@ -562,12 +578,14 @@ def test_a_pooled_fit_that_did_not_converge_is_said(tmp_path, monkeypatch):
     assert records(result)
 
 
+@pytest.mark.unit
 def test_k_accepts_lists_and_scientific_notation():
     rows = records(run("--example", "--method", "naive", "--k", " 1, 1e3,10,10 ",
                        "--format", "json"))
     assert [r["k"] for r in rows[:3]] == [1, 1000, 10]  # order kept, repeats dropped
 
 
+@pytest.mark.unit
 def test_version_and_help():
     assert invoke("--version").stdout.strip() == f"passmix, version {passmix.__version__}"
     assert "estimate" in invoke("--help").stdout
@@ -583,6 +601,7 @@ def test_version_and_help():
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_estimate_table_single_counts_and_no_mutation():
     counts = passmix.Counts([0, 2, 5, 1], [5, 5, 5, 5])
     ks = [1, 5, 20]
@@ -601,6 +620,7 @@ def test_estimate_table_single_counts_and_no_mutation():
     np.testing.assert_allclose(plain["estimate"], table["estimate"])
 
 
+@pytest.mark.unit
 def test_estimate_table_validates():
     counts = passmix.Counts([1, 2], [3, 3])
     with pytest.raises(ValueError, match="unknown method 'bayes'"):
@@ -615,6 +635,7 @@ def test_estimate_table_validates():
         estimate_table({("a",): counts}, ["metric"], method="naive")
 
 
+@pytest.mark.unit
 def test_estimate_table_warns_per_group_and_shows_progress(capsys):
     groups = {("a",): passmix.Counts([1, 2], [3, 3]), ("b",): passmix.Counts([0, 3], [3, 3])}
     with pytest.warns(passmix.DegenerateDataWarning) as record:
@@ -652,6 +673,7 @@ def test_estimate_table_is_the_same_in_worker_processes():
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 def test_installed_script_subprocess():
     script = Path(sys.executable).with_name("passmix")
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "passmix.cli"]
@@ -667,6 +689,7 @@ def test_installed_script_subprocess():
     assert "Traceback" not in proc.stderr and "UserWarning" not in proc.stderr
 
 
+@pytest.mark.unit
 def test_module_subprocess_error(tmp_path):
     path = _write(tmp_path, "bad.csv", "task,successes,trials\na,11,10\n")
     proc = subprocess.run(
@@ -684,6 +707,7 @@ class TestCompare:
 
     M10 = example_path("math_m10")
 
+    @pytest.mark.slow
     def test_json_records_match_the_library(self):
         out = invoke("compare", self.M10, "--group-by", "model", "--a", "Pythia 1B", "--b",
                      "Pythia 12B", "--k", "1,10,100", "--format", "json")
@@ -699,6 +723,7 @@ class TestCompare:
         assert [r["certified"] for r in records] == want.certified[0].tolist()
         assert "pooled" in out.stderr
 
+    @pytest.mark.unit
     def test_every_pair_as_csv_and_a_table(self):
         out = invoke("compare", self.M10, "--group-by", "model", "--k", "1,5",
                      "--method", "direct", "--format", "csv")
@@ -708,12 +733,14 @@ class TestCompare:
                       "--method", "direct").stdout
         assert "simultaneous band" in text and "Pythia 70M" in text
 
+    @pytest.mark.unit
     def test_plot(self, tmp_path):
         target = tmp_path / "pair.png"
         invoke("compare", self.M10, "--group-by", "model", "--k", "1,2,5,10", "--method",
                "direct", "--a", "Pythia 12B", "--b", "Pythia 70M", "--plot", target)
         assert target.stat().st_size > 1000
 
+    @pytest.mark.unit
     @pytest.mark.parametrize("args, code, message", [
         (("--a", "Pythia 1B"), 2, "both --a and --b"),
         (("--a", "Pythia 1B", "--b", "GPT-9"), 1, "--b 'GPT-9' matches no group"),
@@ -756,6 +783,7 @@ class TestCompare:
             assert r["lower"] == pytest.approx(r["estimate"] - half, abs=1e-6)
         assert any(abs(p["upper"] - d["upper"]) > 1e-6 for p, d in zip(profile, delta))
 
+    @pytest.mark.unit
     def test_pairs_that_share_no_task(self, tmp_path):
         frame = pd.DataFrame({"model": ["x", "y"], "task": ["t1", "t2"], "successes": [1, 2],
                               "trials": [3, 3]})
@@ -768,6 +796,7 @@ class TestCompare:
 class TestRank:
     M10 = example_path("math_m10")
 
+    @pytest.mark.slow
     def test_records_match_the_library(self, tmp_path):
         out = invoke("rank", self.M10, "--group-by", "model", "--k", "1,100", "--format",
                      "json", "--plot", tmp_path / "rank.png")
@@ -805,6 +834,7 @@ def _attempts(tmp_path: Path, name: str = "long.csv") -> Path:
     return path
 
 
+@pytest.mark.unit
 class TestAttemptTables:
     def test_missing_outcomes_and_systems_read_as_one_are_warned(self, tmp_path):
         path = _attempts(tmp_path)
@@ -865,6 +895,7 @@ class TestAttemptTables:
         assert "--scorer applies to harness logs" in run(path, "--scorer", "x", code=2).stderr
 
 
+@pytest.mark.unit
 class TestSharedDefaultsAndExamples:
     def test_one_k_default_for_every_command(self, tmp_path):
         from passmix._defaults import CLI_K
@@ -914,6 +945,7 @@ class TestSharedDefaultsAndExamples:
         assert target.stat().st_size > 1000
 
 
+@pytest.mark.unit
 def test_the_group_joins_every_command_module():
     """`passmix.cli.commands` only joins the command modules: each command is theirs."""
     from passmix.cli import commands, estimate, experiment, systems

@@ -64,6 +64,7 @@ def math_m10() -> Panel:
     return Panel.read(example_path("math_m10"), "model")
 
 
+@pytest.mark.unit
 class TestDirect:
     @pytest.mark.parametrize("seed", [0, 1])
     @pytest.mark.parametrize("metric", ["pass@k", "pass^k", "auc@k"])
@@ -186,7 +187,7 @@ class TestPooled:
         assert res.estimate[0][-1] > 0  # the larger model, at every horizon on these data
 
     def test_profile_by_default_for_few_pairs_delta_for_many(self):
-        from passmix.compare.paired import PROFILE_PAIRS
+        from passmix.compare.methods import PROFILE_PAIRS
 
         rng = np.random.default_rng(2)
         y, m, _ = simulate_panel(rng, np.linspace(-1, 1, 9), np.full(9, 15.0),
@@ -377,6 +378,7 @@ class TestPosterior:
                                                                   np.mean(band))
 
 
+@pytest.mark.unit
 class TestResult:
     @staticmethod
     def made(signs) -> Comparison:
@@ -428,6 +430,7 @@ class TestResult:
 
 
 class TestInput:
+    @pytest.mark.unit
     def test_errors_name_the_problem(self, math_m10):
         with pytest.raises(ValueError, match="unknown method"):
             passmix.compare(math_m10, k=1, method="bayes")
@@ -448,6 +451,7 @@ class TestInput:
         with pytest.raises(ValueError, match="at least two systems"):
             passmix.compare(Panel([[1, 2]], [[3, 3]]), k=1)
 
+    @pytest.mark.unit
     def test_read_counts_keys_name_systems(self):
         """read_counts' 1-tuple keys and plain names are one system, and show as names."""
         import matplotlib
@@ -475,6 +479,7 @@ class TestInput:
         with pytest.raises(ValueError, match="same system, 'Pythia 1B / MATH'"):
             passmix.compare(two, ("Pythia 1B", "MATH"), "Pythia 1B / MATH", k=1)
 
+    @pytest.mark.unit
     def test_a_pair_that_shares_no_task(self):
         panel = Panel([[1, 0], [0, 2]], [[3, 0], [0, 3]], systems=["x", "y"])
         with pytest.raises(ValueError, match="share no task"):
@@ -490,6 +495,37 @@ class TestInput:
             warnings.simplefilter("ignore")
             passmix.compare(math_m10, "Pythia 1B", "Pythia 12B", k=[1, 50])
         assert np.array_equal(math_m10.successes, y) and np.array_equal(math_m10.trials, m)
+
+
+class TestMethodObjects:
+    """compare's methods are objects: the object with its options gives what the name and
+    the options give."""
+
+    def test_object_equals_the_name(self, math_m10):
+        from passmix.compare import DirectMethod, PooledMethod
+
+        a, b = "Pythia 1B", "Pythia 12B"
+        by_name = passmix.compare(math_m10, a, b, k=[1, 5], method="direct", n_boot=500)
+        by_object = passmix.compare(math_m10, a, b, k=[1, 5], method=DirectMethod(n_boot=500))
+        for name in ("estimate", "lower", "upper", "band_lower", "band_upper"):
+            assert_allclose(getattr(by_object, name), getattr(by_name, name))
+        fit = passmix.fit_pooled(math_m10, seed=0)
+        by_name = passmix.compare(fit, a, b, k=[1, 100], method="pooled", interval="delta")
+        by_object = passmix.compare(fit, a, b, k=[1, 100],
+                                    method=PooledMethod(interval="delta"))
+        assert by_object.method == "pooled" and by_object.details["interval"] == "delta"
+        for name in ("estimate", "se", "lower", "upper", "band_lower", "band_upper"):
+            assert_allclose(getattr(by_object, name), getattr(by_name, name))
+
+    @pytest.mark.unit
+    def test_bad_options_and_names(self):
+        from passmix.compare.methods import PooledMethod, pair_method
+
+        with pytest.raises(ValueError, match="unknown interval 'wald'"):
+            PooledMethod(interval="wald")
+        with pytest.raises(ValueError, match="unknown method 'auto'"):
+            pair_method("auto")  # compare resolves "auto" before making the object
+        assert repr(pair_method("direct", n_boot=300)) == "DirectMethod(n_boot=300)"
 
 
 class TestRank:
@@ -518,6 +554,7 @@ class TestRank:
         assert np.mean(joint) >= 0.88 and np.mean(ranks) >= 0.9
         assert_allclose(p_best, 1.0)
 
+    @pytest.mark.unit
     def test_rank_intervals_from_certain_pairs(self):
         from passmix.compare.ranking import _ranked
         from passmix.inference.delta import wald_ends

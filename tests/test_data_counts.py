@@ -26,6 +26,7 @@ LCB = example_path("livecodebench")
 MIZRAHI = example_path("mizrahi_bbh")
 
 
+@pytest.mark.unit
 def test_doctests():
     result = doctest.testmod(passmix.data.counts, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0
@@ -37,6 +38,7 @@ def test_doctests():
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 class TestCounts:
     def test_basic(self):
         c = Counts([3, 0, 10], [10, 10, 10], tasks=["a", "b", "c"])
@@ -143,6 +145,7 @@ class TestCounts:
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 class TestPairs:
     def test_against_counter(self):
         rng = np.random.default_rng(1)
@@ -162,6 +165,7 @@ class TestPairs:
         assert w.dtype == np.int64
 
 
+@pytest.mark.unit
 class TestToFrame:
     def test_columns_and_copy(self):
         c = Counts([1, 2], [3, 4], tasks=["a", "b"])
@@ -172,6 +176,7 @@ class TestToFrame:
         assert c.successes[0] == 1
 
 
+@pytest.mark.unit
 class TestSubsample:
     def setup_method(self):
         rng = np.random.default_rng(0)
@@ -226,6 +231,7 @@ class TestSubsample:
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 class TestFromMatrix:
     def test_numpy_with_nan(self):
         mat = np.array([[1, 0, 1, np.nan], [0, 0, 0, 0], [np.nan] * 4, [1, 1, np.nan, 1]])
@@ -269,6 +275,7 @@ class TestFromMatrix:
             Counts.from_matrix(np.empty((0, 3)))
 
 
+@pytest.mark.unit
 class TestFromLong:
     def test_basic(self):
         df = pd.DataFrame(
@@ -322,6 +329,7 @@ class TestFromLong:
             Counts.from_long({"task": [1], "outcome": [1]})
 
 
+@pytest.mark.unit
 class TestFromTable:
     def test_basic(self):
         df = pd.DataFrame({"id": ["a", "b"], "successes": [1, 0], "trials": [2, 0]})
@@ -387,6 +395,7 @@ def long_df():
     )
 
 
+@pytest.mark.unit
 class TestReadCountsFormats:
     @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".csv.gz", ".jsonl", ".ndjson",
                                         ".json", ".parquet", ".pq"])
@@ -448,6 +457,7 @@ class TestReadCountsFormats:
             read_counts(path)
 
 
+@pytest.mark.unit
 class TestReadCountsLayouts:
     def test_counts(self, counts_df):
         before = counts_df.copy()
@@ -559,6 +569,7 @@ class TestReadCountsLayouts:
             read_counts(df)
 
 
+@pytest.mark.unit
 class TestReadCountsGroups:
     def test_group_by(self, counts_df):
         before = counts_df.copy()
@@ -636,6 +647,7 @@ class TestReadCountsGroups:
 # ---------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 class TestRealData:
     def test_math_groups(self):
         path = MATH
@@ -686,6 +698,7 @@ class TestRealData:
             read_counts(path)
 
 
+@pytest.mark.unit
 class TestFuzzedInputs:
     """Inputs that were once read silently wrong or failed without naming the problem."""
 
@@ -803,6 +816,7 @@ class TestPanelLabels:
     def counts(*ys):
         return Counts(list(ys), [5] * len(ys), tasks=["t1", "t2", "t3"][:len(ys)])
 
+    @pytest.mark.unit
     def test_distinct_labels_stay_distinct(self):
         from passmix.data.panel import Panel
 
@@ -817,6 +831,7 @@ class TestPanelLabels:
         assert Panel.from_counts({("a",): self.counts(1, 2)}, unpack=False).systems.tolist() \
             == [("a",)]
 
+    @pytest.mark.unit
     def test_tuple_and_mixed_task_labels(self):
         from passmix.data.panel import Panel
 
@@ -830,6 +845,7 @@ class TestPanelLabels:
                                  seed=0)
         assert fit.systems_table().index.tolist() == [0, (0,)]
 
+    @pytest.mark.unit
     @pytest.mark.parametrize("systems, error, message", [
         (["a", "a"], ValueError, r"system labels must be distinct; 'a' \(label 1\) appears "
                                  "twice"),
@@ -842,6 +858,7 @@ class TestPanelLabels:
         with pytest.raises(error, match=message):
             Panel([[1, 2], [0, 1]], [[3, 3], [3, 3]], systems=systems)
 
+    @pytest.mark.unit
     @pytest.mark.parametrize("data", [[1, 2, 3], np.array([[1, 2]]), 5, None])
     def test_unsupported_input_types_are_named(self, data):
         with pytest.raises(TypeError, match=r"must be a passmix\.Panel, a mapping of system "
@@ -849,6 +866,7 @@ class TestPanelLabels:
                            + type(data).__name__):
             passmix.fit_pooled(data)
 
+    @pytest.mark.unit
     def test_a_table_still_needs_its_system_column(self):
         df = pd.DataFrame({"model": ["a", "b"], "task": ["t", "t"], "successes": [1, 2],
                            "trials": [3, 3]})
@@ -873,6 +891,7 @@ def _long_frame(seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.unit
 class TestReadTrials:
     def test_long_gives_matrices_that_sum_to_read_counts(self):
         df = _long_frame()
@@ -910,6 +929,7 @@ class TestReadTrials:
             assert_array_equal(from_file[key], from_frame[key])
 
 
+@pytest.mark.unit
 class TestDetectLayout:
     @pytest.mark.parametrize("frame, kind", [
         (pd.DataFrame({"problem": ["p"], "n_correct": [1], "attempts": [3]}), "counts"),
@@ -946,6 +966,7 @@ def _loaded(code: str, names) -> list[str]:
     return [m for m in out.stdout.splitlines()[-1].removeprefix("loaded:").split(",") if m]
 
 
+@pytest.mark.unit
 def test_import_is_light():
     """``import passmix`` loads nothing but itself: its names are loaded on first use."""
     assert _loaded("import passmix", (*_HEAVY, "click", "pandas", "scipy.special",
@@ -954,6 +975,7 @@ def test_import_is_light():
     assert _loaded("import passmix; passmix.Counts([1], [2])", (*_HEAVY, "click")) == []
 
 
+@pytest.mark.unit
 def test_reading_and_help_are_light():
     """Reading a file and ``passmix --help`` import neither PyMC nor any other heavy library."""
     read = ("import passmix\nfrom passmix.examples import example_path\n"
@@ -979,6 +1001,7 @@ def _attempts_csv(path: Path, models=("small", "medium"), tasks=4, trials=3) -> 
     return path
 
 
+@pytest.mark.unit
 class TestMissingOutcomes:
     def test_csv_empty_cell_and_na_are_named_by_line(self, tmp_path):
         lines = ["task,outcome", "a,1", "a,0", "a,", "b,1", "b,NA", "b,0"]
@@ -1012,6 +1035,7 @@ class TestMissingOutcomes:
             read_counts(pd.DataFrame({"task": ["a", "b"], "t1": [1, 0], "t2": [np.nan, 1]}))
 
 
+@pytest.mark.unit
 class TestSystemsReadAsOne:
     def test_model_column_without_group_by_is_named(self, tmp_path):
         path = _attempts_csv(tmp_path / "long.csv")
@@ -1054,6 +1078,7 @@ class TestSystemsReadAsOne:
         assert c.trials.tolist() == [3, 3]
 
 
+@pytest.mark.unit
 class TestBadValuesAndTheirLines:
     @pytest.mark.parametrize("group_by", [None, "model"])
     @pytest.mark.filterwarnings("ignore:column 'model' has 2 values")
@@ -1099,6 +1124,7 @@ class TestBadValuesAndTheirLines:
         assert "position" not in str(raised.value)
 
 
+@pytest.mark.unit
 class TestThreshold:
     def test_long_scores(self, tmp_path):
         path = tmp_path / "scores.csv"
@@ -1142,9 +1168,9 @@ class warnings_as_errors:
     def __enter__(self):
         import warnings
 
-        self._catch = warnings.catch_warnings()
-        self._catch.__enter__()
+        self.catch = warnings.catch_warnings()
+        self.catch.__enter__()
         warnings.simplefilter("error")
 
     def __exit__(self, *exc):
-        return self._catch.__exit__(*exc)
+        return self.catch.__exit__(*exc)

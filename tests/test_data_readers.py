@@ -36,6 +36,7 @@ def scripted_truth(scorer: str, seed: int = 0) -> dict:
 
 # -- inspect_ai -------------------------------------------------------------------------
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", [ALPHA, LOGS / "inspect_json" / "alpha.json"],
                          ids=["eval", "json"])
 def test_inspect_log_gives_the_scripted_outcomes(path):
@@ -54,6 +55,7 @@ def test_inspect_log_gives_the_scripted_outcomes(path):
     assert half["outcome"].sum() == sum(v >= 0.5 for v in truth.values())
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", [ALPHA, LOGS / "inspect_json" / "alpha.json"],
                          ids=["eval", "json"])
 def test_direct_reader_agrees_with_inspect_ai(path):
@@ -65,6 +67,7 @@ def test_direct_reader_agrees_with_inspect_ai(path):
                                   ours.sort_values(key).reset_index(drop=True))
 
 
+@pytest.mark.unit
 def test_inspect_errors_are_named(tmp_path):
     with pytest.raises(LogFormatError, match="2 scorers"):
         read_inspect(ALPHA, engine="direct")
@@ -91,6 +94,7 @@ def test_inspect_errors_are_named(tmp_path):
         read_inspect(broken, engine="direct")
 
 
+@pytest.mark.unit
 def test_errored_samples_raise_or_count_as_failures(tmp_path):
     doc = json.loads((LOGS / "inspect_json" / "alpha.json").read_text())
     doc["samples"][0]["error"] = {"message": "boom", "traceback": "", "traceback_ansi": ""}
@@ -108,6 +112,7 @@ def test_errored_samples_raise_or_count_as_failures(tmp_path):
     assert "2 errored or unscored" in table.attrs["notes"][0]
 
 
+@pytest.mark.unit
 def test_a_folder_of_logs_and_read_counts(tmp_path):
     both = read_log(LOGS / "inspect", scorer="match")
     assert both.attrs["attempts"] == 100
@@ -156,6 +161,7 @@ def test_cli_on_an_inspect_log_matches_the_same_attempts_as_csv(tmp_path):
 
 # -- EvalPlus ---------------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_evalplus_current_and_old_layouts():
     path = LOGS / "evalplus" / "gpt-4o_temp_0.8" / "eval_results.json"
     doc = json.loads(path.read_text())
@@ -182,6 +188,7 @@ def test_evalplus_current_and_old_layouts():
 
 # -- tau-bench ----------------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_tau_bench_real_log_matches_the_bundled_table():
     table = read_tau(LOGS / "tau" / "gpt-4o-airline.json")
     assert set(table["model"]) == {"gpt-4o"} and set(table["domain"]) == {"airline"}
@@ -193,6 +200,7 @@ def test_tau_bench_real_log_matches_the_bundled_table():
     assert "1 trial(s) ended" in table.attrs["notes"][0]
 
 
+@pytest.mark.unit
 def test_tau2_results_and_detection():
     path = LOGS / "tau" / "tau2_airline_results.json"
     table = read_tau(path)
@@ -220,6 +228,7 @@ def _tau_list(tmp_path, name="gpt-4o-airline.json", **changes):
 _DROP = object()
 
 
+@pytest.mark.unit
 def test_tau_entry_without_reward_is_a_tau_error_not_a_table(tmp_path):
     path = _tau_list(tmp_path, reward=_DROP)
     # still a tau log: read as a table, the attempt would be dropped (m = 3, not 4)
@@ -238,6 +247,7 @@ def test_tau_entry_without_reward_is_a_tau_error_not_a_table(tmp_path):
     assert passmix.read_counts(plain).trials.tolist() == [3]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("changes, message", [
     ({"reward": "x"}, r"entry 2 \(task_id 0, trial 2\): reward 'x' is not a number"),
     ({"reward": True}, r"entry 2 \(task_id 0, trial 2\): reward True is not a number"),
@@ -254,6 +264,7 @@ def test_tau_bad_entries_name_file_entry_and_value(tmp_path, changes, message):
         read_tau(path)
 
 
+@pytest.mark.unit
 def test_tau_infinite_reward_and_non_dict_entries(tmp_path):
     path = tmp_path / "run.json"
     path.write_text('[{"task_id": 0, "reward": Infinity, "trial": 0}]')
@@ -264,6 +275,7 @@ def test_tau_infinite_reward_and_non_dict_entries(tmp_path):
         read_tau(path)
 
 
+@pytest.mark.unit
 def test_tau2_bad_simulations_name_file_simulation_and_value(tmp_path):
     doc = json.loads((LOGS / "tau" / "tau2_airline_results.json").read_text())
     doc["simulations"][1]["reward_info"]["reward"] = "x"
@@ -285,6 +297,7 @@ def test_tau2_bad_simulations_name_file_simulation_and_value(tmp_path):
 
 # -- lm-evaluation-harness ------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_lm_eval_runs_with_one_response_each_are_attempts():
     folder = LOGS / "lm_eval" / "runs"
     table = read_lm_eval(folder)
@@ -299,12 +312,14 @@ def test_lm_eval_runs_with_one_response_each_are_attempts():
     assert counts[("org/model-7b", "flexible-extract")].successes.tolist() == [2, 3, 2, 3]
 
 
+@pytest.mark.unit
 def test_lm_eval_per_repeat_scores_and_collapsed_repeats():
     per = read_lm_eval(LOGS / "lm_eval" / "per_repeat")
     assert per.groupby("task")["outcome"].apply(list).to_dict() == {
         0: [1, 0, 1, 0], 1: [1, 0, 1, 1], 2: [1, 0, 1, 1]}
 
 
+@pytest.mark.unit
 def test_lm_eval_logs_made_by_lm_eval():
     # made by make_lm_eval_logs.py with lm-eval 0.4.13 and a scripted model
     folder = LOGS / "lm_eval_real"
@@ -325,6 +340,7 @@ def test_lm_eval_logs_made_by_lm_eval():
         read_lm_eval(folder / "collapsed")
 
 
+@pytest.mark.unit
 def test_lm_eval_bad_lines(tmp_path):
     bad = tmp_path / "samples_x_2026-01-01T00-00-00.jsonl"
     bad.write_text('{"doc_id": 0, "metrics": ["acc"], "acc": 1}\nnot json\n')
@@ -362,6 +378,7 @@ def _samples(tmp_path, lines, name="samples_t_2026-01-01T00-00-00.jsonl"):
     return path
 
 
+@pytest.mark.unit
 def test_lm_eval_sample_without_filter_is_an_error_naming_the_line(tmp_path):
     # lm-eval logs filter in every sample since v0.4.7: one sample lacking it is not its log
     path = _samples(tmp_path, [{"doc_id": 0, "filter": "none", "acc": 1},
@@ -371,6 +388,7 @@ def test_lm_eval_sample_without_filter_is_an_error_naming_the_line(tmp_path):
         read_lm_eval(path)
 
 
+@pytest.mark.unit
 def test_lm_eval_files_from_before_filter_was_logged(tmp_path):
     # before v0.4.7 no sample names its filter: read as 'none', with a warning saying so
     old = _samples(tmp_path, [{"doc_id": d, "acc": d % 2} for d in range(3)])
@@ -386,6 +404,7 @@ def test_lm_eval_files_from_before_filter_was_logged(tmp_path):
         read_lm_eval(two)
 
 
+@pytest.mark.unit
 def test_lm_eval_malformed_samples_are_named(tmp_path):
     twice = _samples(tmp_path, [{"doc_id": 0, "filter": "none", "acc": 1},
                                 {"doc_id": 0, "filter": "none", "acc": 0}])
@@ -404,6 +423,7 @@ def test_lm_eval_malformed_samples_are_named(tmp_path):
             read_lm_eval(path)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
 def test_thresholds_must_be_finite(value):
     message = f"threshold must be a finite number, got {value!r}"
@@ -421,6 +441,7 @@ def test_thresholds_must_be_finite(value):
         read_inspect(ALPHA, scorer="partial", threshold="0.5", engine="direct")
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("samples, message", [
     ({"a": 1}, "samples is a dict, not a list"),
     ([1], r"sample 0: 1 is not a sample"),
@@ -438,6 +459,7 @@ def test_inspect_direct_engine_malformed_logs_are_log_format_errors(tmp_path, sa
         read_inspect(path, engine="direct")
 
 
+@pytest.mark.unit
 def test_inspect_direct_engine_malformed_eval_zips(tmp_path):
     header = {"eval": {"model": "m", "task": "t"}}
     cases = {"no_eval.eval": ({"version": 2}, {}, "no eval.model and eval.task in header.json"),
@@ -457,6 +479,7 @@ def test_inspect_direct_engine_malformed_eval_zips(tmp_path):
             read_inspect(path, engine="direct")
 
 
+@pytest.mark.unit
 def test_missing_paths_are_file_not_found(tmp_path):
     for name in ("nope.eval", "nope.json", "nope"):
         path = tmp_path / name
@@ -467,6 +490,7 @@ def test_missing_paths_are_file_not_found(tmp_path):
                 call()
 
 
+@pytest.mark.unit
 def test_evalplus_unhashable_status_is_named(tmp_path):
     path = tmp_path / "eval_results.json"
     path.write_text(json.dumps({"date": "d", "hash": "h", "eval": {"HumanEval/0": [
@@ -482,6 +506,7 @@ def test_evalplus_unhashable_status_is_named(tmp_path):
 
 # -- detection, options, packaging ---------------------------------------------------------
 
+@pytest.mark.unit
 def test_detection_leaves_tables_alone(tmp_path):
     plain = tmp_path / "plain.json"
     pd.DataFrame({"task": [0, 1], "successes": [1, 2], "trials": [3, 3]}).to_json(
@@ -502,6 +527,7 @@ def test_detection_leaves_tables_alone(tmp_path):
     assert detect_log_format(copied) == "inspect"
 
 
+@pytest.mark.unit
 def test_readers_are_an_optional_extra():
     meta = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     core = " ".join(meta["dependencies"])
@@ -517,6 +543,7 @@ def test_readers_are_an_optional_extra():
     assert out == ["False", "False"]
 
 
+@pytest.mark.unit
 def test_readers_are_an_attribute_of_passmix_loaded_on_first_use():
     import subprocess
 
@@ -529,6 +556,7 @@ def test_readers_are_an_attribute_of_passmix_loaded_on_first_use():
     assert out == ["False", "24", "True"]
 
 
+@pytest.mark.unit
 def test_zstd_log_without_zstandard_says_what_to_install():
     import subprocess
 
@@ -541,12 +569,14 @@ def test_zstd_log_without_zstandard_says_what_to_install():
     assert "LogFormatError" in out and "passmix[inspect]" in out
 
 
+@pytest.mark.unit
 def test_a_folder_without_logs_is_refused(tmp_path):
     (tmp_path / "notes.txt").write_text("nothing here")
     with pytest.raises(ValueError, match="is a folder"):
         passmix.read_counts(tmp_path)
 
 
+@pytest.mark.unit
 def test_inspect_ai_engine_errors_are_log_format_errors(tmp_path):
     pytest.importorskip("inspect_ai")
     foreign = tmp_path / "z.json"
@@ -555,6 +585,7 @@ def test_inspect_ai_engine_errors_are_log_format_errors(tmp_path):
         read_inspect(foreign, engine="inspect")
 
 
+@pytest.mark.unit
 def test_evalplus_log_made_by_evalplus_matches_its_own_pass_at_1():
     # made by make_evalplus_log.py with EvalPlus 0.3.1 on a local three-problem dataset;
     # EvalPlus printed its pass@1 (base tests; base + extra tests) into evalplus_stdout.txt

@@ -18,6 +18,7 @@ MIXTURES = [
 ]
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("g", MIXTURES, ids=range(len(MIXTURES)))
 def test_ppf_inverts_cdf_to_1e10(g):
     u = np.concatenate([np.linspace(0, 1, 2001), np.logspace(-12, -1, 60),
@@ -28,6 +29,7 @@ def test_ppf_inverts_cdf_to_1e10(g):
     assert np.all(np.diff(g.ppf(np.linspace(0, 1, 501))) >= 0)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("g", MIXTURES, ids=range(len(MIXTURES)))
 def test_ppf_is_the_smallest_double_reaching_the_level(g):
     # closer to 1 than ~1e-9 a density that is infinite at 1 moves the CDF by
@@ -38,6 +40,7 @@ def test_ppf_is_the_smallest_double_reaching_the_level(g):
     assert np.all(g.cdf(np.nextafter(x, 0.0)) <= u + 1e-15)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("g", MIXTURES[:3], ids=range(3))
 def test_cdf_and_moments_match_quadrature_of_the_density(g):
     for x in (0.05, 0.3, 0.5, 0.9):
@@ -51,6 +54,7 @@ def test_cdf_and_moments_match_quadrature_of_the_density(g):
     assert g.std == pytest.approx(np.sqrt(m2 - m1 ** 2), abs=1e-8)
 
 
+@pytest.mark.unit
 def test_pmf_is_the_binomial_averaged_over_the_mixture():
     g = MIXTURES[1]
     for m in (1, 5, 12):
@@ -60,6 +64,7 @@ def test_pmf_is_the_binomial_averaged_over_the_mixture():
         assert g.pmf(np.arange(m + 1), m).sum() == pytest.approx(1.0, abs=1e-12)
 
 
+@pytest.mark.unit
 def test_draws_follow_the_mixture():
     g = MIXTURES[2]
     draws = g.rvs(20000, seed=3)
@@ -79,6 +84,7 @@ def test_metric_matches_the_metric_functions_and_the_fit():
     assert fit.distribution.metric("pass^k", 7) == pytest.approx(fit.pass_hat_k(7), rel=1e-12)
 
 
+@pytest.mark.unit
 def test_discrete_w1_matches_scipy():
     rng = np.random.default_rng(0)
     for _ in range(30):
@@ -91,6 +97,7 @@ def test_discrete_w1_matches_scipy():
             stats.wasserstein_distance(u, v, uw), abs=1e-13)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("g", MIXTURES, ids=range(len(MIXTURES)))
 def test_mixture_to_sample_w1_is_the_area_between_the_cdfs(g):
     rng = np.random.default_rng(1)
@@ -106,6 +113,7 @@ def test_mixture_to_sample_w1_is_the_area_between_the_cdfs(g):
     assert wasserstein1(g, s) == pytest.approx(via_ppf, abs=1e-6)
 
 
+@pytest.mark.unit
 def test_mixture_to_mixture_w1_and_identities():
     a, b = BetaMixture([1.0], [2.0], [5.0]), BetaMixture([1.0], [5.0], [2.0])
     via_ppf, _ = integrate.quad(lambda u: abs(a.ppf(u) - b.ppf(u)), 0, 1, limit=200)
@@ -119,6 +127,7 @@ def test_mixture_to_mixture_w1_and_identities():
     assert wasserstein1(g, [0.4]) == pytest.approx(mad, abs=1e-9)
 
 
+@pytest.mark.unit
 def test_midpoint_w1_approaches_the_exact_value():
     g = MIXTURES[2]
     for seed in range(3):
@@ -130,6 +139,7 @@ def test_midpoint_w1_approaches_the_exact_value():
     assert wasserstein1_midpoint(u, (np.arange(10) + 0.5) / 10) == pytest.approx(0, abs=1e-14)
 
 
+@pytest.mark.unit
 def test_bad_input_is_named():
     with pytest.raises(ValueError, match="sum to 1"):
         BetaMixture([0.5, 0.6], [1, 1], [1, 1])

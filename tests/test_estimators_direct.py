@@ -17,6 +17,9 @@ from scipy.special import comb
 from passmix.estimators import combinatorial_estimate, direct_estimate, naive_estimate
 from passmix.examples import example_path
 
+#: no test here compiles a graph: the unit lane (pytest -m unit)
+pytestmark = pytest.mark.unit
+
 METRICS = ("pass@k", "pass^k", "auc@k")
 ESTIMATORS = (naive_estimate, combinatorial_estimate)
 

@@ -94,6 +94,7 @@ def test_builtins_conform():
         check_estimator(name)
 
 
+@pytest.mark.slow
 def test_every_registered_estimator_conforms():
     """The whole registry, joint estimators (pooled) and the scaling predictors included."""
     for name in estimator_names():
@@ -122,6 +123,7 @@ def test_toy_conforms_and_reaches_estimate_table(laplace):
     assert set(laplace) == {0}
 
 
+@pytest.mark.unit
 def test_toy_through_the_cli(laplace, tmp_path):
     out = tmp_path / "est.csv"
     result = CliRunner().invoke(main, ["estimate", "--example", "--method", "laplace",
@@ -168,6 +170,7 @@ def test_toy_through_the_repeated_harness(laplace, tmp_path):
     assert "--method naive --method laplace" in (tmp_path / "out" / "report.md").read_text()
 
 
+@pytest.mark.unit
 def test_registry_validation(laplace):
     with pytest.raises(ValueError, match="registered already"):
         register_estimator("laplace", LaplaceEstimate)
@@ -198,6 +201,7 @@ class Broken(LaplaceEstimate):
         return table
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("make, message", [
     (lambda c: Broken(c), "bracket"),
     (lambda c: object(), "lacks"),

@@ -7,6 +7,9 @@ import pytest
 import passmix
 from passmix.examples import EXAMPLES, example_path, load_example
 
+#: no test here compiles a graph: the unit lane (pytest -m unit)
+pytestmark = pytest.mark.unit
+
 
 def test_every_example_loads():
     for name in EXAMPLES:

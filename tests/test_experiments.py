@@ -85,6 +85,7 @@ def synthetic():
 # --------------------------------------------------------------------------
 
 
+@pytest.mark.unit
 class TestGrids:
     def test_paper_grids_at_80_trials(self):
         assert default_m_grid(80) == PAPER_M
@@ -108,6 +109,7 @@ class TestGrids:
             default_k_grid(2.5)
 
 
+@pytest.mark.unit
 class TestNestedSubsets:
     def test_matrix_is_the_documented_permutation(self):
         x = matrices()[("hard",)]
@@ -223,6 +225,7 @@ class TestRunRepeated:
         assert sorted(res.errors["k"].unique()) == [2, 20]
         assert res.group_cols == ["group"] and (res.errors["group"] == "all").all()
 
+    @pytest.mark.unit
     def test_a_method_all_leaves_out_runs_when_named(self):
         # the scaling baseline is not in "all"; named, it runs, after the protocol's
         rng = np.random.default_rng(2)
@@ -233,6 +236,7 @@ class TestRunRepeated:
         direct = passmix.estimators.registry.get_estimator("loglog")
         assert res.errors["estimate"].notna().any() and direct.in_all is False
 
+    @pytest.mark.unit
     def test_invalid_input(self):
         with pytest.raises(ValueError, match="must be 0, 1 or NaN"):
             run_repeated(np.array([[0.0, 2.0]]), m=[1], k=[1])
@@ -256,6 +260,7 @@ def swap_mixture():
 
 
 class TestParallelAndCache:
+    @pytest.mark.slow
     def test_loky_and_dask_equal_serial(self, synthetic):
         groups, serial = synthetic
         kwargs = {"group_cols": ["system"], "m": [3, 6], "k": [2, 5, 10], "seeds": [0, 1],
@@ -345,6 +350,7 @@ def toy_errors() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.unit
 class TestReportTables:
     def test_regime_two_stage_average(self):
         out = rep.mae_by_regime(toy_errors()).set_index(["regime", "method"])["mae"]
@@ -406,6 +412,7 @@ def math_run(tmp_path_factory):
     return out, result, small
 
 
+@pytest.mark.slow
 class TestRealData:
     def test_math_outputs(self, math_run):
         out, result, _ = math_run
@@ -526,6 +533,7 @@ class TestCommandLine:
         assert "fig_mae_vs_k.png" in pngs
         assert ("fig_bic_shares.png" in pngs) == ("mixture" in methods)
 
+    @pytest.mark.unit
     def test_errors(self, tmp_path):
         runner = CliRunner()
         res = runner.invoke(main, ["experiment", "repeated", str(TAU)])
@@ -545,6 +553,7 @@ def test_doctests(module):
     assert result.failed == 0
 
 
+@pytest.mark.unit
 def test_repeated_report_is_the_driver_the_package_exports():
     """The repeated protocol's driver lives in repeated_report (so repeated imports neither
     report nor figures back) and is what passmix.experiments exports."""

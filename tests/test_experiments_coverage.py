@@ -21,6 +21,7 @@ KS = (10, 100, 1000)
 
 
 class TestHarness:
+    @pytest.mark.unit
     def test_simulate_counts_is_seeded_and_binomial(self):
         a = simulate_counts(*NEAR_LIMIT, 128, 10, 3)
         b = simulate_counts(*NEAR_LIMIT, 128, 10, 3)
@@ -46,6 +47,7 @@ class TestHarness:
             covered = (want["lower"].to_numpy() <= truth) & (truth <= want["upper"].to_numpy())
             assert mine["covered"].tolist() == covered.tolist()
 
+    @pytest.mark.unit
     def test_math_cases_truth_is_all_trials(self):
         cases = list(math_cases([0], 10, KS))
         assert len(cases) == 7 and all(c.counts.trials.max() == 10 for c in cases)

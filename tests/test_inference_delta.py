@@ -16,6 +16,7 @@ from passmix.models.mixture.delta import delta_method, metric_gradient, metric_l
 from passmix.models.mixture.graph import n_free_parameters, unpack
 
 
+@pytest.mark.unit
 class TestGradient:
     @pytest.mark.parametrize("metric", ["pass@k", "pass^k", "auc@k"])
     @pytest.mark.parametrize("h", [1, 2, 3])
@@ -44,6 +45,7 @@ class TestGradient:
         assert_allclose(g_auc[0], g_pass.mean(axis=0), rtol=1e-9, atol=1e-12)
 
 
+@pytest.mark.unit
 class TestDeltaMethod:
     def test_matches_hand_computation(self):
         z = np.array([-0.5, np.log(6.0)])
@@ -175,6 +177,7 @@ class TestHugeHorizons:
         identity = saturating_fit.delta(metric, k, scale="identity")
         assert_allclose(identity.lower, np.clip(est - norm.ppf(0.975) * se, 0, 1), rtol=1e-12)
 
+    @pytest.mark.unit
     @pytest.mark.parametrize("metric", ["pass@k", "pass^k", "auc@k"])
     @pytest.mark.parametrize("h", [1, 2])
     def test_logit_gradient_equals_differences_of_the_logit(self, metric, h):
@@ -196,6 +199,7 @@ class TestHugeHorizons:
 class TestUnsupportedIntervals:
     """Where the delta method's linearisation fails, it says so."""
 
+    @pytest.mark.unit
     def test_edge_excess_by_hand(self):
         # logit M = exp(z0): the tangent at 0 is 1 + z0, the Wald region's edge along
         # the gradient is z0 = -+1.96, where exp is 0.141 and 7.10 and the tangent
@@ -250,6 +254,7 @@ class TestCoverage:
             assert np.all((cover >= 0.90) & (cover <= 0.99)), (metric, cover)
 
 
+@pytest.mark.unit
 class TestWaldEnds:
     """The one Wald interval every model's delta method uses, against the normal formulas."""
 

@@ -143,6 +143,7 @@ class TestAgainstProfileScan:
     """H = 2: the ends are where an independently computed profile likelihood,
     max {l : metric = m}, crosses l_hat - chi2(1).ppf(0.95) / 2."""
 
+    @pytest.mark.slow
     @pytest.mark.parametrize("metric,k", [("pass@k", 100), ("pass^k", 20), ("auc@k", 100)])
     def test_h2(self, bimodal_h2, metric, k):
         fit, y, m, n, mle = bimodal_h2
@@ -247,6 +248,7 @@ class TestBoundary:
         assert np.all(res.upper <= fit.profile("pass@k", 1).upper[0])
 
 
+@pytest.mark.unit
 class TestRepairs:
     def test_widen_degenerate(self):
         lo, hi = widen_degenerate(np.array([3e-320, 0.2, 1.0, 0.0]),
@@ -366,6 +368,7 @@ FOUND = {"mirror pair": ([300, 700], [1000, 1000]), "one solved": ([0, 10], [11,
 class TestBruteForceH2:
     """H = 2 ends against a brute-force search of the region (to 0.01)."""
 
+    @pytest.mark.slow
     @pytest.mark.parametrize("case", ["one solved", "six tasks"])
     def test_found_cases(self, case):
         assert_matches_brute_force(*FOUND[case], "pass@k", 1, n_starts=32)
@@ -406,6 +409,7 @@ class TestFoundCases:
             a, b = fit.interval("pass^k", k), fit.interval("pass@k", k)
             assert abs(a[0] - (1 - b[1])) < 0.01 and abs(a[1] - (1 - b[0])) < 0.01
 
+    @pytest.mark.slow
     @pytest.mark.parametrize("case", ["one solved", "six tasks"])
     def test_seed_independent(self, case):
         fits = [passmix.fit(passmix.Counts(*FOUND[case]), seed=s) for s in range(4)]
@@ -445,6 +449,7 @@ class _Quadratic:
         return -0.5 * float(z @ g), -g
 
 
+@pytest.mark.unit
 class TestRegionEngine:
     """The search's parts against closed forms: the ray's edge, a linear function's
     extremes over an ellipse (``c'x +- sqrt(2 drop c' A^-1 c)``), the lower-end floor."""

@@ -286,10 +286,12 @@ class TestEval:
         strict, _ = logged_counts(log, "partial", threshold=1.0)
         assert y.sum() > strict.sum()
 
+    @pytest.mark.unit
     def test_partial_credit_without_a_threshold_is_an_error(self, tmp_path):
         log, _ = run(tmp_path, partial(), [pass_at_k(10)], epochs(5))
         assert log.status == "error" and "threshold" in log.error.message
 
+    @pytest.mark.unit
     def test_a_score_out_of_range_is_an_error_that_says_so(self, tmp_path):
         log, _ = run(tmp_path, doubled(), [pass_at_k(10)], epochs(3))
         assert log.status == "error"
@@ -322,6 +324,7 @@ class TestEval:
         assert got["pass@100_lower"] == pytest.approx(lower, abs=1e-6)
         assert any("1 of 11 samples have fewer scored epochs" in text for text in messages)
 
+    @pytest.mark.unit
     def test_a_failed_fit_logs_nothing_and_says_so_once(self, tmp_path, monkeypatch):
         import passmix.models.mixture.fit as mixture_fit
 
@@ -349,6 +352,7 @@ class TestEval:
         assert got["pass@100"] == pytest.approx(fit.metric("pass@k", 100), abs=1e-6)
         assert got["pass@100_upper"] == pytest.approx(fit.interval("pass@k", 100)[1], abs=1e-6)
 
+    @pytest.mark.slow
     def test_reducer_named_on_inspects_command_line(self, tmp_path):
         """The entry point makes ``passmix/counts`` known to ``inspect eval``."""
         task_file = tmp_path / "task.py"
@@ -387,6 +391,7 @@ class TestEval:
 
 
 class TestPieces:
+    @pytest.mark.unit
     def test_reducer_counts(self):
         reduce = counts()
         score = reduce([Score(value=v) for v in ("C", "I", "C", float("nan"), True)])
@@ -403,6 +408,7 @@ class TestPieces:
             empty = reduce([Score(value=float("nan"))])
         assert empty.metadata["passmix_trials"] == 0 and math.isnan(empty.value)
 
+    @pytest.mark.unit
     def test_reducer_scores_out_of_range(self):
         reduce = counts()
         for value in (2, -1, 1.5, "2"):
@@ -431,6 +437,7 @@ class TestPieces:
         assert y.tolist() == [1, 4, 0, 6, 1] and m.tolist() == [6] * 5
         assert bare["pass@30"] == pytest.approx(want(y, m, "pass@k", 30)[0], abs=1e-9)
 
+    @pytest.mark.unit
     def test_bad_arguments(self):
         with pytest.raises(ValueError, match="k must be >= 1"):
             pass_at_k(0)

@@ -10,6 +10,9 @@ import passmix
 from passmix import auc_at_k, pass_at_k, pass_hat_k
 from passmix.metrics import metric_value
 
+#: no test here compiles a graph: the unit lane (pytest -m unit)
+pytestmark = pytest.mark.unit
+
 
 def _quad_beta(f, a, b):
     """E[f(theta)] for theta ~ Beta(a, b) by quadrature with the Jacobi weight.

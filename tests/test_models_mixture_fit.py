@@ -232,10 +232,12 @@ class TestDegenerateAndBadInput:
             p_lo, p_hi = res.interval("pass@k", 10)
         assert p_lo < lo and p_hi >= hi
 
+    @pytest.mark.unit
     def test_no_observed_task(self):
         with pytest.raises(ValueError, match="no task has any trial"):
             passmix.fit(passmix.Counts([0, 0], [0, 0]))
 
+    @pytest.mark.unit
     @pytest.mark.parametrize("kwargs,match", [
         ({"n_components": 0}, "n_components"), ({"max_components": 0}, "max_components"),
         ({"n_init": 0}, "n_init"), ({"n_components": 1.5}, "n_components"),
@@ -247,6 +249,7 @@ class TestDegenerateAndBadInput:
         with pytest.raises(ValueError, match=match):
             passmix.fit(passmix.Counts([1, 2], [3, 3]), **kwargs)
 
+    @pytest.mark.unit
     @pytest.mark.parametrize("kwargs,match", [
         ({"max_components": None}, "max_components"), ({"n_init": "3"}, "n_init"),
         ({"seed": "abc"}, "seed"), ({"seed": 1.5}, "seed"), ({"max_components": True},
@@ -256,6 +259,7 @@ class TestDegenerateAndBadInput:
         with pytest.raises(TypeError, match=match):
             passmix.fit(passmix.Counts([1, 2], [3, 3]), **kwargs)
 
+    @pytest.mark.unit
     def test_bad_counts(self):
         with pytest.raises(TypeError, match="Counts"):
             passmix.fit([1, 2, 3])
@@ -288,6 +292,7 @@ class TestDegenerateAndBadInput:
             passmix.fit(bimodal_counts, seed=0, max_components=2)
 
 
+@pytest.mark.unit
 class TestBICTies:
     def test_ties_go_to_the_smaller_h(self):
         from passmix.inference import select_by_bic
@@ -429,11 +434,13 @@ class TestFindMAP:
         assert_allclose(with_pymc.pass_at_k([1, 100]), default.pass_at_k([1, 100]),
                         rtol=1e-4)
 
+    @pytest.mark.unit
     def test_unknown_optimizer(self):
         with pytest.raises(ValueError, match="optimizer.*lbfgsb, find_MAP"):
             passmix.fit(passmix.Counts([1, 2], [3, 3]), optimizer="newton")
 
 
+@pytest.mark.slow
 def test_same_optima_as_before():
     """Every bundled data set's fits reach the optima recorded before issue 22 (1e-6)."""
     import json

@@ -71,20 +71,20 @@ class TestObjective:
 
     def test_compiled_once_and_data_swapped_in_place(self):
         obj = get_objective(2)
-        fn = obj._fn
+        fn = obj.function
         assert get_objective(2) is obj
         rng = np.random.default_rng(0)
         z = rng.normal(0, 1, 5)
         for n in (3, 40, 7):  # data of different sizes through the same function
             y, m, weight = _data(rng, n=n)
             obj.set_data(y, m, weight)
-            assert obj._fn is fn
+            assert obj.function is fn
             assert obj.logp_dlogp(z)[0] == pytest.approx(_scipy_loglik(z, 2, y, m, weight),
                                                          rel=1e-12)
 
     def test_a_view_evaluates_only_data_it_set(self):
         one, two = get_objective(1), get_objective(2)
-        assert one._fn is two._fn  # the views of one switchable graph
+        assert one.function is two.function  # the views of one switchable graph
         y, m = np.array([0, 2, 5]), np.array([5, 5, 5])
         one.set_data(y, m, np.ones(3))
         value = one.logp_dlogp(np.zeros(2))[0]
@@ -123,12 +123,14 @@ class TestModel:
             assert_allclose(a, b, rtol=1e-12)
         assert isinstance(model, pm.Model)
 
+    @pytest.mark.unit
     def test_bad_arguments(self):
         with pytest.raises(ValueError, match="n_components"):
             build_model(0)
         with pytest.raises(ValueError, match="unknown prior"):
             build_model(1, prior="horseshoe")
 
+    @pytest.mark.unit
     def test_names_and_bounds(self):
         assert coordinate_names(2) == ["logit_weights[0]", "logit_mean_first",
                                        "log_mean_gaps[0]", "log_concentration[0]",
@@ -136,6 +138,7 @@ class TestModel:
         assert bounds(3).shape == (8, 2)
 
 
+@pytest.mark.unit
 class TestParameterisation:
     @pytest.mark.parametrize("h", [1, 2, 4])
     def test_pack_inverts_unpack(self, h):

@@ -21,7 +21,7 @@ import passmix
 from passmix.data.panel import Panel
 from passmix.models.pooled import (DEFAULT_GRID, PooledSystem, fit_pooled, get_pooled_objective,
                                    heldout_loglik, panel_layout, task_grid_loglik)
-from passmix.models.pooled._layout import _blocks
+from passmix.models.pooled import coordinate_blocks
 from passmix.estimators.base import FittedResult
 
 from conftest import simulate_panel
@@ -46,7 +46,7 @@ def assert_delta_gradient_by_differences(fit, metric, k):
     # the coordinates the delta method uses: not those held on a bound (a concentration
     # at e^14, where the likelihood is flat to ~1e-7 and so is any difference)
     active = np.diag(fit.covariance_matrix()) > 0
-    grads, centre = fit._logit_gradients(metric, k, active)
+    grads, centre = fit.logit_gradients(metric, k, active)
     # checked: not, among them, those just short of a bound or with a standard error above
     # 10, where the likelihood is just as flat: from a cold numba cache (an optimum that
     # differs from a warm one's by ~1e-6) one such coordinate missed by 0.2% in CI
@@ -77,6 +77,7 @@ def small_panel():
 
 
 class TestPanel:
+    @pytest.mark.unit
     def test_from_counts_matches_tasks_by_label(self):
         a = passmix.Counts([1, 2], [5, 5], tasks=["x", "y"])
         b = passmix.Counts([0, 4], [5, 5], tasks=["y", "z"])
@@ -90,6 +91,7 @@ class TestPanel:
         assert_allclose(back.successes, [0, 0, 4])
         assert_allclose(back.trials, [0, 5, 5])
 
+    @pytest.mark.unit
     def test_read_from_table(self):
         df = pd.DataFrame({"model": ["a", "a", "b"], "task": ["x", "y", "x"],
                            "successes": [1, 0, 2], "trials": [3, 3, 3]})
@@ -97,6 +99,7 @@ class TestPanel:
         assert panel.shape == (2, 2)
         assert_allclose(panel.trials, [[3, 3], [3, 0]])
 
+    @pytest.mark.unit
     @pytest.mark.parametrize("y, m, match", [
         ([[4]], [[3]], "exceed"),
         ([[1, 2]], [[3]], "one shape"),
@@ -110,6 +113,7 @@ class TestPanel:
         with pytest.raises(ValueError, match=match):
             Panel(y, m)
 
+    @pytest.mark.unit
     def test_duplicate_labels_and_unknown_system(self):
         with pytest.raises(ValueError, match="distinct"):
             Panel([[1], [1]], [[2], [2]], systems=["a", "a"])
@@ -128,6 +132,7 @@ class TestPanel:
         one = fit_pooled_groups({("gpt", "airline"): groups[("gpt", "airline")]}, seed=0)
         assert one[("gpt", "airline")].name == ("gpt", "airline")
 
+    @pytest.mark.unit
     def test_inputs_not_mutated(self):
         y = np.array([[1, 2], [0, 1]])
         m = np.array([[3, 3], [3, 3]])
@@ -137,6 +142,7 @@ class TestPanel:
 
 
 class TestLikelihood:
+    @pytest.mark.unit
     def test_task_grid_loglik_is_sum_of_betabinomials(self, small_panel):
         a, log_kappa = np.array([0.5, -0.2, -0.3]), np.log([3.0, 40.0, 0.7])
         grid = np.array([-2.0, 0.0, 1.5])
@@ -151,6 +157,7 @@ class TestLikelihood:
                            for i in range(3) if m[i, j] > 0)
                 assert got[j, g] == pytest.approx(want, rel=1e-12, abs=1e-12)
 
+    @pytest.mark.unit
     def test_beta_binomial_layer_by_integration(self):
         """One cell's Beta-binomial term against integrating p out numerically."""
         panel = Panel([[2], [0], [1]], [[5], [5], [5]])
@@ -232,6 +239,7 @@ class TestLikelihood:
             assert_allclose(grad, want_grad, rtol=1e-9, atol=1e-10)
         obj.set_data(layout, DEFAULT_GRID)
 
+    @pytest.mark.unit
     def test_normal_quadrature_matches_integration(self, small_panel):
         """The grid sum for a normal G against integrating the difficulty out."""
         layout = panel_layout(small_panel)
@@ -268,7 +276,7 @@ class TestCompiledViews:
         z = np.zeros(sum(size for _, size in per_system.blocks))
         value = per_system.logp_dlogp(z)[0]
         shared = get_pooled_objective(layout, "normal", DEFAULT_GRID, shared=True)
-        assert shared._fn is per_system._fn
+        assert shared.function is per_system.function
         # the other view's switches are in place now: a silent wrong value, were it allowed
         with pytest.raises(RuntimeError, match="call set_data first"):
             per_system.logp_dlogp(z)
@@ -331,6 +339,7 @@ class TestRecovery:
         assert list(table.columns) == k and list(table.index) == list(panel.systems)
         assert_allclose(table.to_numpy(), values, rtol=0)
 
+    @pytest.mark.slow
     def test_grid_family_finds_a_two_point_distribution(self):
         rng = np.random.default_rng(5)
         d = np.where(rng.random(500) < 0.4, -1.0, 4.0)
@@ -406,6 +415,7 @@ class TestHeldOut:
         # held out, a task is predicted less well than when it was fitted
         assert (table["heldout_loglik"] < table["loglik"]).all()
 
+    @pytest.mark.unit
     def test_bad_criterion_and_folds(self, small_panel):
         with pytest.raises(ValueError, match="unknown criterion 'dic'"):
             fit_pooled(small_panel, criterion="dic")
@@ -417,6 +427,7 @@ class TestHeldOut:
 class TestGridEM:
     """The grid family's EM accelerator against direct maximisation."""
 
+    @pytest.mark.unit
     def test_em_weights_reach_the_simplex_maximum(self):
         from scipy.optimize import minimize
 
@@ -437,20 +448,24 @@ class TestGridEM:
     def test_profile_reaches_the_joint_optimum(self):
         """EM-profiled fit against L-BFGS over all coordinates (weights' logits included)."""
         from passmix.inference import maximize
-        from passmix.models.pooled._layout import _box
-        from passmix.models.pooled.fit import _maximize_grid, _starts
 
         rng = np.random.default_rng(8)
         d = np.where(rng.random(150) < 0.5, -0.5, 3.0) + rng.normal(0, 0.5, 150)
         y, m, _ = simulate_panel(rng, [-0.6, 0.1, 0.5], [3.0, 40.0, 1e4], d, 6)
         panel = Panel(y, m)
         grid = np.linspace(-6.0, 10.0, 33)
-        layout = panel_layout(panel)
-        obj = get_pooled_objective(layout, "grid", grid)
-        box = _box(obj.blocks)
-        starts = _starts(panel, "grid", grid, obj.blocks, 3, np.random.default_rng(0))
-        joint = maximize(obj, starts, box, newton=False)
-        profiled = _maximize_grid(obj, layout, grid, starts[:1], box)
+        profiled = fit_pooled(panel, family="grid", grid=grid, concentration="system", seed=0)
+        obj = get_pooled_objective(profiled.layout, "grid", grid)
+        box = profiled.box()
+        # L-BFGS over every coordinate from a neutral start (equal abilities, kappa = 10,
+        # uniform weights) and from the EM fit moved off its optimum
+        neutral = np.zeros(profiled.params.size)
+        neutral[N_SYS:2 * N_SYS] = np.log(10.0)
+        moved = np.clip(profiled.params + 0.3 * rng.standard_normal(neutral.size),
+                        box[:, 0], box[:, 1])
+        with obj.lock:
+            obj.set_data(profiled.layout, grid)
+            joint = maximize(obj, [neutral, moved], box, newton=False)
         assert profiled.loglik >= joint.loglik - 0.01
         assert profiled.loglik == pytest.approx(joint.loglik, abs=0.05)
         a_joint = joint.params[:N_SYS] - joint.params[:N_SYS].mean()
@@ -511,7 +526,7 @@ class TestMetrics:
         n_tasks = r.shape[0]
         for metric, per_task in draws.items():
             want = np.sum(per_task, axis=0) / n_tasks ** 2
-            got = fit._task_variance(metric, k)[i]
+            got = fit.task_variance(metric, k)[i]
             if metric == "auc@k":
                 assert got[0] == pytest.approx(want[0], rel=0.06)  # k = 1 is Pass@1
                 assert np.all(got >= want * 0.95)
@@ -565,7 +580,7 @@ class TestAnalyticInformation:
         fit = fit_pooled(Panel(y, m), seed=0, **kwargs)
         obj = get_pooled_objective(fit.layout, fit.family, fit.grid, fit.n_components,
                                    fit.slope, fit.concentration == "shared")
-        box = passmix.models.pooled._layout._box(obj.blocks)
+        box = fit.box()
         free = ~passmix.inference.at_bound(fit.params, box).any(axis=1)
         z = fit.params + 0.05 * rng.standard_normal(fit.params.size) * free  # off the optimum
         with obj.lock:
@@ -578,8 +593,7 @@ class TestAnalyticInformation:
                     e[c] = h
                     return (obj.logp_dlogp(z + e)[1] - obj.logp_dlogp(z - e)[1]) / (2 * h)
                 reference[:, c] = (4 * central(1e-4) - central(2e-4)) / 3
-        derivatives = passmix.models.pooled._likelihood._pooled_derivatives(fit.layout, fit.grid, fit.family,
-                                                         obj.blocks, z)
+        derivatives = fit.derivatives(z)
         assert_allclose(derivatives.score(), grad, rtol=1e-6, atol=1e-6 * np.abs(grad).max())
         # the profile's searches take the log-likelihood from these pieces too
         assert derivatives.loglik == pytest.approx(logp, abs=1e-6)
@@ -621,7 +635,7 @@ class TestIdentifiedCovariance:
         fit = replace(two_systems, robust=False, _cache={})
         obj = get_pooled_objective(fit.layout, fit.family, fit.grid, fit.n_components,
                                    fit.slope, fit.concentration == "shared")
-        box = passmix.models.pooled._layout._box(obj.blocks)
+        box = fit.box()
         z0 = fit.params.copy()
         held = passmix.inference.at_bound(z0, box).any(axis=1)
         keep = ~held
@@ -656,10 +670,11 @@ class TestIdentifiedCovariance:
             table = fit.delta(metric, k)
             est = table["estimate"].to_numpy().reshape(2, k.size)
             se = np.hypot(est * (1 - est) * se_logit,
-                          np.sqrt(fit._task_variance(metric, k)))
+                          np.sqrt(fit.task_variance(metric, k)))
             assert_allclose(table["se"].to_numpy().reshape(2, k.size), se, rtol=2e-3)
 
 
+@pytest.mark.unit
 def test_a_system_with_no_trials_is_an_error():
     y = np.array([[1, 2, 3], [0, 0, 0], [2, 0, 1]])
     m = np.array([[5, 5, 5], [0, 0, 0], [5, 5, 5]])
@@ -685,6 +700,7 @@ class TestInput:
         b = fit_pooled(pd.DataFrame(rows), system="system", family="normal", seed=0)
         assert a.loglik == pytest.approx(b.loglik, rel=1e-9)
 
+    @pytest.mark.unit
     @pytest.mark.parametrize("kwargs, match", [
         ({"family": "t"}, "unknown family"),
         ({"grid": [0.0]}, "grid"),
@@ -695,16 +711,18 @@ class TestInput:
         with pytest.raises(ValueError, match=match):
             fit_pooled(small_panel, **kwargs)
 
+    @pytest.mark.unit
     def test_table_needs_system_column(self):
         with pytest.raises(ValueError, match="system"):
             fit_pooled(pd.DataFrame({"task": [1], "successes": [0], "trials": [1]}))
 
+    @pytest.mark.unit
     def test_blocks(self):
-        assert _blocks("grid", 3, 5) == [("ability", 3), ("log_concentration", 3),
+        assert coordinate_blocks("grid", 3, 5) == [("ability", 3), ("log_concentration", 3),
                                          ("grid_logits", 5)]
-        assert _blocks("normal", 1, 5) == [("ability", 1), ("log_concentration", 1),
+        assert coordinate_blocks("normal", 1, 5) == [("ability", 1), ("log_concentration", 1),
                                            ("difficulty_mean", 1), ("log_difficulty_sd", 1)]
-        assert _blocks("grid", 2, 5, slope=True) == [("ability", 2), ("log_concentration", 2),
+        assert coordinate_blocks("grid", 2, 5, slope=True) == [("ability", 2), ("log_concentration", 2),
                                                      ("log_slope", 2), ("grid_logits", 5)]
 
 
@@ -716,6 +734,7 @@ class TestEverywhere:
     def groups(small_panel):
         return {(s,): small_panel.counts(s) for s in small_panel.systems}
 
+    @pytest.mark.slow
     def test_estimate_table_matches_fit_pooled(self, groups, small_panel):
         table = passmix.estimate_table(groups, ["system"], k=[1, 10], method="pooled")
         fit = fit_pooled(small_panel, seed=0)
@@ -747,7 +766,7 @@ class TestEverywhere:
     def test_harness_runs_pooled_on_the_same_subsets(self):
         """The repeated harness fits pooled once per (seed, m) on the per-group subsets."""
         from passmix.experiments import nested_subsets, protocol_methods, run_repeated
-        from passmix.experiments._harness import group_id, stream
+        from passmix.experiments import group_id, stream
 
         rng = np.random.default_rng(4)
         d = rng.normal(0.5, 1.5, 30)
@@ -927,6 +946,7 @@ class TestSlopes:
         # the held-out score of the training tasks is the fit's own likelihood
         assert heldout_loglik(fit, small_panel) == pytest.approx(fit.loglik, rel=1e-10)
 
+    @pytest.mark.unit
     @pytest.mark.parametrize("slope", ["yes", 1, None])
     def test_bad_slope(self, small_panel, slope):
         with pytest.raises(ValueError, match="slope must be"):
@@ -1159,11 +1179,10 @@ class TestProfile:
         fit = fit_pooled(Panel(y, m), seed=0, concentration="shared")
         return y, m, fit
 
-    @pytest.mark.study
     @pytest.mark.parametrize("cases, n_starts", [
-        (((0, 1),), 3),
+        pytest.param(((0, 1),), 3, marks=pytest.mark.slow),
         pytest.param([(i, k) for i in range(3) for k in (1, 5, 20, 200)], 24,
-                     marks=pytest.mark.slow)])
+                     marks=[pytest.mark.slow, pytest.mark.study])])
     def test_model_ends_reach_a_brute_force(self, tiny, cases, n_starts):
         """Every end at least as far out as an independent multistart search finds:
         an interval too narrow is the failure that matters."""
@@ -1175,7 +1194,7 @@ class TestProfile:
         for i, k in cases:
             assert pass_at_k(fit.params, i, k) == pytest.approx(
                 fit.system(i).metric("pass@k", k), rel=1e-6)
-            lo, hi = fit._model_ends("pass@k", np.array([k]), 0.95, i)
+            lo, hi = fit.model_ends("pass@k", np.array([k]), 0.95, i)
             blo, bhi = _brute_extremes(loglik, lambda z: pass_at_k(z, i, k), fit.params,
                                        threshold, box, n_starts)
             if i == 0:
@@ -1189,6 +1208,7 @@ class TestProfile:
             # region, and its relative abilities reach a little past the box the brute
             # force keeps; a multistart with differenced gradients also stops short)
 
+    @pytest.mark.slow
     def test_each_horizon_alone_reaches_past_the_one_below(self, tiny, monkeypatch):
         """Searched one horizon at a time (no warm start from another), the region's
         largest Pass@200 is at least its largest Pass@20: Pass@k rises with k at every
@@ -1201,7 +1221,7 @@ class TestProfile:
             monkeypatch.setattr(passmix.models.pooled._intervals, "SPREAD_CELLS", cells)
             fit = fit_pooled(Panel(y, m), seed=0, concentration="shared")
             for i in range(3):
-                ends = [fit._model_ends("pass@k", np.array([k]), 0.95, i)[1][0]
+                ends = [fit.model_ends("pass@k", np.array([k]), 0.95, i)[1][0]
                         for k in (20, 200)]
                 assert ends[1] >= ends[0] - 1e-9, (cells, i, ends)
 
@@ -1218,6 +1238,7 @@ class TestProfile:
         _, delta_hi = system.interval("pass@k", 1, method="delta")
         assert delta_hi < 1e-3  # the delta method treats the bound as known
 
+    @pytest.mark.slow
     def test_orderings_hold_at_the_ends(self, tiny):
         _, _, fit = tiny
         k = [1, 5, 50, 500]
@@ -1268,6 +1289,7 @@ class TestProfile:
             fit.loglik, abs=1e-6)
 
 
+@pytest.mark.unit
 class TestTaskSpread:
     def test_small_spread_is_the_probability_scale_quadrature(self):
         from passmix.models.pooled._support import _with_task_spread
@@ -1311,19 +1333,19 @@ class TestSandwich:
 
     def test_task_scores_sum_to_the_score(self, fits):
         for fit in fits:
-            derivatives = fit._derivatives()
+            derivatives = fit.derivatives()
             assert_allclose(derivatives.task_scores().sum(axis=1), derivatives.score(),
                             atol=1e-8)
 
     def test_inflation_near_one_where_the_model_holds(self, fits):
         right, _ = fits
         for k in (1, 10, 100):
-            assert (right._inflation("pass@k", k) < 1.6).all()
+            assert (right.inflation("pass@k", k) < 1.6).all()
 
     def test_inflation_finds_a_system_that_reorders_tasks(self, fits):
         right, wrong = fits
         # (its own small concentration takes up much of the misfit; the rest shows here)
-        assert wrong._inflation("pass@k", 10)[2] > max(1.15, right._inflation("pass@k", 10).max())
+        assert wrong.inflation("pass@k", 10)[2] > max(1.15, right.inflation("pass@k", 10).max())
         # and its intervals widen with it, profile and delta alike
         for method in ("profile", "delta"):
             robust = wrong.system(2).interval("pass@k", 10, method=method)
@@ -1335,6 +1357,7 @@ class TestSandwich:
             assert robust.upper - robust.lower > plain.upper - plain.lower
 
 
+@pytest.mark.slow
 def test_large_panels_default_to_delta_but_profile_a_system_on_its_bound(monkeypatch):
     """Beyond PROFILE_CELLS the default is delta, except where the delta method says nothing."""
     y = np.array([[0, 0, 0, 0, 0, 0], [0, 1, 0, 2, 1, 0], [2, 4, 1, 5, 3, 2]])
@@ -1431,15 +1454,13 @@ class TestDifference:
         k = np.array([1, 30])
         share = (np.arange(30) >= 4).astype(float)
         active = np.diag(ragged.covariance_matrix()) > 0
-        grads, _ = ragged._logit_gradients("pass@k", k, active, rows=[0, 2], tasks=share)
+        grads, _ = ragged.logit_gradients("pass@k", k, active, rows=[0, 2], tasks=share)
         def central(c, step):
             up, down = ragged.params.copy(), ragged.params.copy()
             up[c] += step
             down[c] -= step
-            return (ragged._per_system(passmix.metrics.evaluate_logit, "pass@k", k, up,
-                                       [0, 2], share)
-                    - ragged._per_system(passmix.metrics.evaluate_logit, "pass@k", k, down,
-                                         [0, 2], share)) / (2 * step)
+            return (ragged.metric_logits("pass@k", k, up, [0, 2], share)
+                    - ragged.metric_logits("pass@k", k, down, [0, 2], share)) / (2 * step)
 
         for c in np.flatnonzero(active):
             step = 1e-4 * max(1.0, abs(ragged.params[c]))
@@ -1469,7 +1490,7 @@ class TestDifference:
             draws.append(one.mean(axis=0))
         # both systems' metrics at every horizon, system-major, and their difference
         want = np.cov(np.concatenate(draws, axis=1).T)
-        got = fit._task_covariance(metric, np.array(k), [0, 2], mask)
+        got = fit.task_covariance(metric, np.array(k), [0, 2], mask)
         assert_allclose(np.sqrt(np.diag(got)), np.sqrt(np.diag(want)), rtol=rtol)
         corr = got / np.sqrt(np.outer(np.diag(got), np.diag(got)))
         assert_allclose(corr, want / np.sqrt(np.outer(np.diag(want), np.diag(want))), atol=0.05)
@@ -1506,7 +1527,7 @@ class TestDifference:
         masks = [shared, shared, every, every]
         batch = ragged.differences(pairs, "pass^k", k, masks)
         for (a, b), mask, (estimate, covariance, values) in zip(pairs, masks, batch):
-            alone = ragged._probability_gradients("pass^k", k, [a, b], mask)[0]
+            alone = ragged.probability_gradients("pass^k", k, [a, b], mask)[0]
             assert_allclose(values, alone, rtol=1e-12)
             assert_allclose(estimate, alone[1] - alone[0], rtol=1e-12, atol=1e-15)
             one = ragged.differences([(a, b)], "pass^k", k, [mask])[0][1]
@@ -1521,7 +1542,7 @@ class TestDifference:
         from dataclasses import replace
 
         from passmix.inference.profile import region_drop
-        from passmix.models.pooled._layout import panel_layout
+        from passmix.models.pooled import panel_layout
 
         fit = replace(ragged, robust=False, _cache={})
         k = np.array(k)
@@ -1536,7 +1557,7 @@ class TestDifference:
         estimate, covariance, _ = fit.difference("a", "c", metric, k)
         contrast = np.concatenate([-np.eye(k.size), np.eye(k.size)], axis=1)
         spread = 1.6448536 * np.sqrt(np.diag(
-            contrast @ fit._task_covariance(metric, k, [0, 2], share > 0) @ contrast.T))
+            contrast @ fit.task_covariance(metric, k, [0, 2], share > 0) @ contrast.T))
 
         def diff(z):
             both = fit.metric_values(metric, k, z, rows=[0, 2], tasks=share)
@@ -1559,7 +1580,7 @@ class TestDifference:
         seen = np.array([diff(inside(root @ rng.standard_normal(root.shape[1])))
                          for _ in range(150)])
         assert np.all(seen <= upper[None] + 1e-9) and np.all(seen >= lower[None] - 1e-9)
-        _, grads = fit._probability_gradients(metric, k, [0, 2], share > 0)
+        _, grads = fit.probability_gradients(metric, k, [0, 2], share > 0)
         for n in range(k.size):
             g = grads[:, 1, n] - grads[:, 0, n]
             far = diff(inside(fit.covariance_matrix() @ g))[n]
@@ -1618,7 +1639,9 @@ def test_delta_keeps_its_width_at_huge_horizons():
         assert np.all(table["lower"] < table["upper"]), table
         assert np.all((table["lower"] <= table["estimate"]) & (table["estimate"] <= table["upper"]))
     delta, profile = fit.delta("auc@k", ks, system="a"), fit.profile("auc@k", ks, system="a")
-    assert delta["estimate"].iloc[1] == 1.0  # the case: the metric itself rounds to 1
+    # the case: the metric itself rounds to 1 (or to the double below it: the last bit
+    # depends on the machine's summation order)
+    assert delta["estimate"].iloc[1] >= 1.0 - 2.0 ** -52
 
     def capped_logit(q):
         q = np.asarray(q, dtype=float)

@@ -52,6 +52,7 @@ def atom_fit(atom_counts):
 
 
 class TestClosedForms:
+    @pytest.mark.unit
     @pytest.mark.parametrize("u, pi", [(0.3, 0.2), (-4.0, 0.01), (25.0, 1e-11), (-30.0, 0.5)])
     def test_logit_matches_the_direct_value_and_differences(self, u, pi):
         value, d_u, d_pi = logit_with_zero_atom(u, pi)
@@ -68,6 +69,7 @@ class TestClosedForms:
         assert d_u == pytest.approx(num_u, rel=1e-5, abs=1e-8)
         assert d_pi == pytest.approx(num_pi, rel=1e-5, abs=1e-8)
 
+    @pytest.mark.unit
     def test_keeps_its_accuracy_where_the_metric_rounds_to_one(self):
         # M = 1 - e^-40 and pi = 1e-11: 1 - (1 - pi) M is about pi, which 1.0 - x loses
         value, _, _ = logit_with_zero_atom(40.0, 1e-11)

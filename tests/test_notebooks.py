@@ -49,10 +49,12 @@ def stream_text(cell) -> str:
     return "".join(out.get("text", "") for out in cell.outputs if out.output_type == "stream")
 
 
+@pytest.mark.unit
 def test_notebooks_found():
     assert NOTEBOOK_DIR / "quickstart.ipynb" in NOTEBOOKS
 
 
+@pytest.mark.unit
 def test_kernel_is_this_interpreter(kernel_dirs):
     """The helper runs cells with sys.executable, in the notebooks folder."""
     nb = nbformat.v4.new_notebook(cells=[
@@ -64,12 +66,14 @@ def test_kernel_is_this_interpreter(kernel_dirs):
     assert os.path.samefile(cwd, NOTEBOOK_DIR)
 
 
+@pytest.mark.unit
 def test_cell_error_fails(kernel_dirs):
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 / 0")])
     with pytest.raises(nbclient.exceptions.CellExecutionError, match="ZeroDivisionError"):
         execute(nb, kernel_dirs, NOTEBOOK_DIR)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_committed_with_outputs(path):
     """Run in one go by notebooks/execute.py: every code cell in order, no error, a figure."""
@@ -87,12 +91,14 @@ def test_committed_with_outputs(path):
 
 
 # notebooks that take 40-80 s each to run (their committed cells' timings): run with
-# the slow studies (marked study: not in CI's budget on the new stack)
+# the slow studies (marked study: not in CI's budget on the new stack); the others run
+# in CI's slow lane
 LONG_NOTEBOOKS = {"compare.ipynb", "intervals.ipynb", "real_data.ipynb", "scaling.ipynb"}
 
 
 @pytest.mark.parametrize("path", [pytest.param(p, marks=[pytest.mark.slow, pytest.mark.study])
-                                  if p.name in LONG_NOTEBOOKS else p for p in NOTEBOOKS],
+                                  if p.name in LONG_NOTEBOOKS else
+                                  pytest.param(p, marks=pytest.mark.slow) for p in NOTEBOOKS],
                          ids=lambda p: p.name)
 def test_notebook_runs(path, kernel_dirs):
     nb = nbformat.read(path, as_version=4)

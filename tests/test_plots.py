@@ -209,6 +209,7 @@ class TestPlotHorizon:
         assert to_rgba(line.get_color()) == to_rgba("C3")
         assert_allclose(band_of(ax).get_facecolor()[0][:3], to_rgba("C3")[:3])
 
+    @pytest.mark.slow
     def test_two_fits_on_one_axes(self, hump_fit, u_fit):
         fig, ax = plt.subplots()
         plot_horizon(hump_fit, ax=ax, label="A")
@@ -372,6 +373,7 @@ class TestFitPlotMethods:
         assert [ln.get_label() for ln in one.get_lines()][0] == "large"
 
 
+@pytest.mark.unit
 class TestPlotEstimates:
     def test_groups_by_plain_name_one_panel_per_metric(self):
         from passmix.plots import plot_estimates
@@ -400,6 +402,7 @@ def test_never_calls_show(hump_fit, monkeypatch):
     plot_mixture_density(hump_fit)
 
 
+@pytest.mark.unit
 def test_matplotlib_imported_lazily():
     """plots.py imports matplotlib only inside functions (or for type checking)."""
     import ast

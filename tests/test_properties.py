@@ -41,6 +41,7 @@ horizons = st.lists(st.integers(2, 10**18), min_size=1, max_size=6).map(
     lambda ks: np.array(sorted({1, *ks}), dtype=np.int64))
 
 
+@pytest.mark.unit
 class TestMetricFunctions:
     @given(mixtures(), horizons)
     @settings(max_examples=300)
@@ -81,6 +82,7 @@ def data_sets(draw):
 
 
 class TestFitsAndIntervals:
+    @pytest.mark.slow
     @given(data_sets(), st.lists(st.integers(2, 10**18), min_size=1, max_size=3),
            st.integers(1, 3))
     @settings(max_examples=20)

@@ -41,6 +41,7 @@ def _run(code: str, env: dict[str, str]) -> subprocess.CompletedProcess:
 
 
 class TestBackend:
+    @pytest.mark.unit
     def test_numba_by_default_c_on_request_and_an_unknown_one_named(self, monkeypatch):
         monkeypatch.delenv(BACKEND_ENV, raising=False)
         assert backend() == "numba"

@@ -24,6 +24,7 @@ from passmix.scaling.samplers import variance_reduction
 # --------------------------------------------------------------------------
 # the scaled Beta's moments and likelihood
 # --------------------------------------------------------------------------
+@pytest.mark.unit
 @pytest.mark.parametrize("r, a, b, theta", [(10, 0.5, 2.0, 0.3), (1000, 0.2, 3.0, 0.9),
                                             (10_000, 1.5, 0.4, 0.7), (37, 2.0, 2.0, 1.0),
                                             (10_000, 0.05, 8.0, 0.999)])
@@ -34,6 +35,7 @@ def test_scaled_moment_equals_hypergeometric(r, a, b, theta):
     assert log_scaled_moment(r, a, b, theta) == pytest.approx(ref, rel=1e-10, abs=1e-10)
 
 
+@pytest.mark.unit
 def test_scaled_moment_broadcasts():
     r = np.array([[0, 5], [50, 500]])
     got = log_scaled_moment(r, 0.7, 1.3, 0.8)
@@ -67,6 +69,7 @@ def _integrated_logpmf(s, n, alpha, beta, theta):
     return log_choose - special.betaln(alpha, beta) + top + np.log(value)
 
 
+@pytest.mark.unit
 @pytest.mark.parametrize("s, n", [(0, 10), (3, 10), (10, 10), (0, 1000), (17, 1000),
                                   (0, 10_000), (30, 10_000), (4000, 10_000)])
 def test_scaled_beta_binomial_equals_integration(s, n):
@@ -76,6 +79,7 @@ def test_scaled_beta_binomial_equals_integration(s, n):
                                 abs=1e-9)
 
 
+@pytest.mark.unit
 def test_scaled_beta_binomial_equals_the_papers_alternating_sum():
     # the second paper's Appendix C form, in exact rational-free high precision
     mpmath.mp.dps = 200
@@ -89,6 +93,7 @@ def test_scaled_beta_binomial_equals_the_papers_alternating_sum():
         assert float(got) == pytest.approx(float(ref), rel=1e-11)
 
 
+@pytest.mark.unit
 def test_scaled_beta_binomial_sums_to_one_and_is_beta_binomial_at_theta_one():
     n = 60
     total = np.exp(scaled_beta_binomial_logpmf(np.arange(n + 1), n, 0.3, 1.2, 0.7)).sum()
@@ -98,6 +103,7 @@ def test_scaled_beta_binomial_sums_to_one_and_is_beta_binomial_at_theta_one():
                                rtol=1e-10)
 
 
+@pytest.mark.unit
 def test_scaled_beta_binomial_fit_recovers_parameters():
     rng = np.random.default_rng(3)
     p = 0.4 * rng.beta(0.8, 2.0, 2000)
@@ -109,6 +115,7 @@ def test_scaled_beta_binomial_fit_recovers_parameters():
     np.testing.assert_allclose(res.pass_at_k([10, 100, 1000]), truth, atol=0.02)
 
 
+@pytest.mark.unit
 def test_scaled_pass_at_k_equals_integration():
     res = fit_scaled_beta_binomial(Counts([0, 2, 5, 9, 1, 0, 3], [10] * 7))
     for k in (1, 30, 2000):
@@ -123,6 +130,7 @@ def test_scaled_pass_at_k_equals_integration():
 # --------------------------------------------------------------------------
 # the baselines' known failure modes
 # --------------------------------------------------------------------------
+@pytest.mark.unit
 def test_loglog_goes_above_one_before_clipping():
     rng = np.random.default_rng(0)
     p = rng.uniform(0.0, 1.0, 200)
@@ -134,6 +142,7 @@ def test_loglog_goes_above_one_before_clipping():
     assert res.horizons.tolist() == list(range(1, 21))
 
 
+@pytest.mark.unit
 def test_loglog_needs_two_horizons():
     with pytest.raises(ValueError, match="two horizons"):
         fit_loglog(Counts([0, 1], [1, 1]))
@@ -156,6 +165,7 @@ def test_discretized_beta_underpredicts_at_large_k():
     assert (np.abs(bb) < np.abs(disc)).all()
 
 
+@pytest.mark.unit
 def test_discretized_beta_bins_and_scale():
     res = fit_discretized_beta(Counts([0, 1, 5, 10], [10, 10, 10, 10]))
     assert res.theta == 1.0  # (b + 1) / b * 1, capped
@@ -167,6 +177,7 @@ def test_discretized_beta_bins_and_scale():
     assert res.pass_at_k(10**4) == 0.0 and res.metric("pass^k", 1) == 0.0
 
 
+@pytest.mark.unit
 def test_loglog_with_nothing_solved_predicts_zero():
     with pytest.warns(passmix.DegenerateDataWarning, match="ever solved"):
         res = fit_loglog(Counts([0, 0, 0], [5, 5, 5]))
@@ -207,6 +218,7 @@ def test_predictors_are_registered_but_not_in_all():
 # --------------------------------------------------------------------------
 # samplers
 # --------------------------------------------------------------------------
+@pytest.mark.unit
 def test_uniform_is_round_robin_in_batches():
     s = UniformSampler(4)
     first = s.next_tasks(6)
@@ -223,6 +235,7 @@ def _algorithm_one_choices(successes, attempts):
     return {i for i in fewest if attempts[i] == least}
 
 
+@pytest.mark.unit
 def test_dynamic_follows_algorithm_one():
     rng = np.random.default_rng(0)
     picks = {}
@@ -239,12 +252,14 @@ def test_dynamic_follows_algorithm_one():
     assert any(len(set(v)) == 2 for v in picks.values())
 
 
+@pytest.mark.unit
 def test_dynamic_batch_counts_pending_picks():
     smp = DynamicSampler(3, seed=0)
     assert sorted(smp.next_tasks(3).tolist()) == [0, 1, 2]
     assert smp.pending.tolist() == [1, 1, 1]
 
 
+@pytest.mark.unit
 def test_samplers_are_reproducible_and_resume():
     p = oracle_population("beta_mixture", 40, seed=1)
     runs = []
@@ -259,6 +274,7 @@ def test_samplers_are_reproducible_and_resume():
     assert resumed.attempts.sum() == 400 and state.attempts.sum() == 0
 
 
+@pytest.mark.unit
 def test_sampler_validation():
     with pytest.raises(ValueError, match="unknown sampler"):
         make_sampler("greedy", 3, k=10)
@@ -275,6 +291,7 @@ def test_sampler_validation():
         AdaptiveSampler(3, k=0)
 
 
+@pytest.mark.unit
 def test_variance_reduction_is_exact_for_a_beta():
     # the drop in Var[(1-p)^k] after one Bernoulli(p) outcome, by enumeration of the outcome
     a, b, k = 1.3, 4.0, 50
@@ -287,6 +304,7 @@ def test_variance_reduction_is_exact_for_a_beta():
     assert variance_reduction(a, b, k) == pytest.approx(var_now - after, rel=1e-9)
 
 
+@pytest.mark.unit
 def test_adaptive_leaves_settled_tasks_alone():
     smp = AdaptiveSampler(6, k=100, warmup=1, seed=0,
                           successes=[9, 8, 9, 0, 0, 1], attempts=[10, 10, 10, 10, 10, 10])
@@ -334,6 +352,7 @@ def test_half_impossible_dynamic_sampling():
 # --------------------------------------------------------------------------
 # simulated systems
 # --------------------------------------------------------------------------
+@pytest.mark.unit
 def test_replay_draws_without_replacement():
     system = ReplaySystem([3, 0, 7], [10, 4, 7], seed=0)
     outcomes = [[system(j) for _ in range(n)] for j, n in enumerate([10, 4, 7])]
@@ -342,6 +361,7 @@ def test_replay_draws_without_replacement():
     assert system(1) is False and system.recycled.tolist() == [0, 1, 0]
 
 
+@pytest.mark.unit
 def test_oracle_population_cases():
     assert oracle_population("hard_outlier", 50, seed=0)[0] == 1e-4
     assert oracle_population("uniform", 10, seed=0).shape == (10,)
@@ -490,6 +510,7 @@ def test_evaluate_batches_and_labels(system):
     assert res.counts.trials.sum() == 130
 
 
+@pytest.mark.unit
 def test_evaluate_validation(system):
     with pytest.raises(ValueError, match="budget"):
         passmix.evaluate(system, 60, budget=0, k=10, progress=False)
@@ -631,7 +652,7 @@ def test_scaling_report_writes_tables_figures_and_theorem1(tmp_path):
         for kv in (10, 100):
             assert f"## B/n = {budget}, k = {kv}" in text
     # each ranked table's bold cell is the smallest MAE of its (budget, k)
-    cells = scaling_report._cell_mae(res.errors)
+    cells = scaling_report.cell_mae(res.errors)
     best = cells[(cells["budget"] == 3) & (cells["k"] == 10)]["mae"].min()
     assert f"**{best:.2f}**" in text
     for name in ("errors.csv", "allocations.csv", "ranking.csv", "fig_heatmaps.png",

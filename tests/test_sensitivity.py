@@ -18,6 +18,7 @@ PCT = np.array([5, 25, 50, 75, 95])
 
 # -- data ------------------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_configurations_from_matrix_and_counts():
     m = np.array([[1, 0, np.nan], [1, 1, 1]])
     data = Configurations.from_matrix(pd.DataFrame(m, index=["p1", "p2"], columns=["a", "b", "c"]))
@@ -33,6 +34,7 @@ def test_configurations_from_matrix_and_counts():
                                                   "score"]
 
 
+@pytest.mark.unit
 def test_configurations_reject_bad_input():
     with pytest.raises(ValueError, match="2"):
         Configurations.from_matrix([[0, 2], [1, 0]])
@@ -44,6 +46,7 @@ def test_configurations_reject_bad_input():
         Configurations.from_counts([1], [3]).observed()
 
 
+@pytest.mark.unit
 def test_read_configurations_both_layouts_and_errors(tmp_path):
     counts = pd.DataFrame({"model": ["a", "a", "b"], "prompt": [1, 2, 1],
                            "successes": [3, 5, 7], "questions": [10, 10, 10],
@@ -68,6 +71,7 @@ def test_read_configurations_both_layouts_and_errors(tmp_path):
 
 # -- samplers --------------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_stratified_sampling_covers_configurations_and_questions_evenly():
     full = simulate_matrix(30, 20, seed=0).data
     for budget in (1, 29, 45, 250, 600):
@@ -84,6 +88,7 @@ def test_stratified_sampling_covers_configurations_and_questions_evenly():
                                   np.isnan(sample_cells(full, 45, seed=45).matrix))
 
 
+@pytest.mark.unit
 def test_samplers_never_pick_unobserved_cells_and_do_not_mutate():
     rng = np.random.default_rng(1)
     m = (rng.random((12, 15)) < 0.5).astype(float)
@@ -103,6 +108,7 @@ def test_samplers_never_pick_unobserved_cells_and_do_not_mutate():
         sample_cells(full, 5, method="random")
 
 
+@pytest.mark.unit
 def test_count_sampling_draws_questions_without_replacement():
     full = Configurations.from_counts([10, 40, 0, 80, 5], [100, 100, 100, 100, 5])
     obs = sample_cells(full, 23, seed=0)
@@ -154,6 +160,7 @@ def test_mixture_w1_beats_the_empirical_distribution_at_small_budgets():
     assert diffs.mean() > 3 * diffs.std(ddof=1) / np.sqrt(diffs.size)
 
 
+@pytest.mark.slow
 def test_percentile_intervals_cover_at_their_level():
     g = BetaMixture([1.0], [3.0], [5.0])
     truth = g.ppf([0.05, 0.5, 0.95])
@@ -232,6 +239,7 @@ def test_degenerate_and_bad_input():
         score_errors([0.1], [np.nan])
 
 
+@pytest.mark.unit
 def test_score_errors_of_samples_agree_with_scipy_and_numpy():
     rng = np.random.default_rng(0)
     est, ref = rng.random(30), rng.random(50)
@@ -243,6 +251,7 @@ def test_score_errors_of_samples_agree_with_scipy_and_numpy():
 
 # -- pIRT ------------------------------------------------------------------------------------
 
+@pytest.mark.unit
 def test_pirt_recovers_simulated_effects():
     sim = simulate_matrix(80, 120, seed=4)
     full = fit_pirt(sim.data)
@@ -262,6 +271,7 @@ def test_pirt_recovers_simulated_effects():
     np.testing.assert_allclose(half.percentiles([50]), np.percentile(half.scores(), [50]))
 
 
+@pytest.mark.unit
 def test_pirt_stationary_point_of_its_penalised_likelihood():
     sim = simulate_matrix(15, 12, seed=5)
     obs = sample_cells(sim.data, 100, seed=0)
@@ -278,6 +288,7 @@ def test_pirt_stationary_point_of_its_penalised_likelihood():
     assert np.max(np.abs(grad)) < 1e-4
 
 
+@pytest.mark.unit
 def test_pirt_that_did_not_converge_warns(monkeypatch):
     import scipy.optimize
 
@@ -296,6 +307,7 @@ def test_pirt_that_did_not_converge_warns(monkeypatch):
     assert not res.converged
 
 
+@pytest.mark.unit
 def test_pirt_needs_questions():
     with pytest.raises(ValueError, match="question identity"):
         fit_pirt(Configurations.from_counts([1, 2], [3, 3]))
@@ -332,6 +344,7 @@ def test_run_sensitivity_matrix_counts_cache_and_skips(tmp_path):
         run_sensitivity(groups, ["case"], methods=["irt"])
 
 
+@pytest.mark.slow
 def test_cli_sensitivity_writes_the_report(tmp_path):
     from click.testing import CliRunner
 

@@ -12,6 +12,9 @@ from scipy.special import digamma
 from passmix._special import (expm1_ratio, log_binom_ratio, log_rising_ratio,
                               log_rising_ratio_per_d, stirling_tail)
 
+#: no test here compiles a graph: the unit lane (pytest -m unit)
+pytestmark = pytest.mark.unit
+
 
 def reference(x, d, k):
     """log prod_{i<k} (x + i) / (x + d + i) in high precision.

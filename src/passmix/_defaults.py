@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CLI_K", "INTERVAL_METHODS", "LEVEL", "MAX_COMPONENTS", "MAX_INIT", "METRICS",
+__all__ = ["CLI_K", "COMPARE_METHODS", "INTERVAL_METHODS", "RANK_METHODS", "LEVEL", "MAX_COMPONENTS", "MAX_INIT", "METRICS",
            "POOLED_MAX_TRIALS", "POSTERIOR_K", "SUMMARY_K"]
 
 #: Canonical metric names, as used in tables, the CLI and ``interval``.
@@ -11,6 +11,10 @@ METRICS = ("pass@k", "pass^k", "auc@k")
 LEVEL = 0.95
 #: Interval methods of a fitted mixture; the first is the default.
 INTERVAL_METHODS = ("profile", "delta")
+
+#: the methods of ``passmix.compare`` and ``passmix rank`` by name (the CLI's choices too)
+COMPARE_METHODS = ("auto", "pooled", "direct", "mixture", "posterior")
+RANK_METHODS = ("auto", "pooled", "mixture")
 #: Horizons of ``summary()``.
 SUMMARY_K = (1, 10, 100, 1000)
 #: Horizons of every command (``passmix estimate``, ``compare``, ``rank``, with or

@@ -22,8 +22,6 @@ from ..examples import example_path
 from ..estimators.registry import estimator_names, get_estimator
 from ..tables import NOISE
 
-_COMPARE_METHODS = ("auto", "pooled", "direct", "mixture", "posterior")
-_RANK_METHODS = ("auto", "pooled", "mixture")
 
 
 FORMATS = ("table", "csv", "json")

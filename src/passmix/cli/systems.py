@@ -7,8 +7,9 @@ from pathlib import Path
 import click
 
 from ..data.panel import system_name
-from ._common import (EXAMPLE_GROUP_BY, EXAMPLE_PAIR, HorizonList, LevelType, _COMPARE_METHODS,
-                      _INPUT_ERRORS, _K_DEFAULT, _RANK_METHODS, _emit, _message, _read_panel,
+from .._defaults import COMPARE_METHODS, INTERVAL_METHODS, RANK_METHODS
+from ._common import (EXAMPLE_GROUP_BY, EXAMPLE_PAIR, HorizonList, LevelType,
+                      _INPUT_ERRORS, _K_DEFAULT, _emit, _message, _read_panel,
                       _render_comparison, _save_plot, _silence_stdout, _systems_command_head,
                       _systems_command_tail, _systems_source, _warnings_as_lines)
 
@@ -25,11 +26,11 @@ __all__ = ["compare", "rank"]
 @click.option("--k", "k", type=HorizonList(), default=_K_DEFAULT, help="Horizons.")
 @click.option("--metric", type=click.Choice(("pass@k", "pass^k", "auc@k"), case_sensitive=False),
               default="pass@k", help="The metric compared.")
-@click.option("--method", type=click.Choice(_COMPARE_METHODS, case_sensitive=False),
+@click.option("--method", type=click.Choice(COMPARE_METHODS, case_sensitive=False),
               default="auto", help="auto: pooled up to 20 trials per task, mixture beyond; "
                                    "direct: model-free, k within the trials; posterior: NUTS "
                                    "draws of the pooled model.")
-@click.option("--interval", type=click.Choice(("profile", "delta"), case_sensitive=False),
+@click.option("--interval", type=click.Choice(INTERVAL_METHODS, case_sensitive=False),
               default=None, help="The pooled difference's intervals [default: profile up to "
                                  "30 pairs, delta beyond].")
 @click.option("--draws", type=click.IntRange(min=100), default=1000,
@@ -108,7 +109,7 @@ def compare(ctx: click.Context, file: Path | None, example: bool, group_by: tupl
               help="Horizon(s), each ranked alone.")
 @click.option("--metric", type=click.Choice(("pass@k", "pass^k", "auc@k"), case_sensitive=False),
               default="pass@k", help="The metric ranked.")
-@click.option("--method", type=click.Choice(_RANK_METHODS, case_sensitive=False),
+@click.option("--method", type=click.Choice(RANK_METHODS, case_sensitive=False),
               default="auto", help="auto: pooled up to 20 trials per task, mixture beyond.")
 @click.option("--level", type=LevelType(), default=0.95,
               help="Level of the simultaneous and rank intervals.")

@@ -7,8 +7,8 @@ Methods, side by side (``docs/results/compare/`` measures them on real data):
   (:meth:`passmix.PooledFit.difference`) counts what the two systems share
   through the tasks, and gives the band its sup-t critical value; the
   intervals are the difference's profile likelihood
-  (:meth:`passmix.PooledFit.difference_profile`) up to :data:`PROFILE_PAIRS`
-  pairs, the delta method's beyond (or as `interval` asks).
+  (:meth:`passmix.PooledFit.difference_profile`) up to
+  :data:`~passmix.compare.methods.PROFILE_PAIRS` pairs, the delta method's beyond (or as `interval` asks).
 * ``"posterior"``: NUTS draws of the pooled model
   (:func:`passmix.sample_pooled`, or its draws passed as `data`): the
   difference per draw, credible intervals, a simultaneous credible band and
@@ -26,11 +26,16 @@ Methods, side by side (``docs/results/compare/`` measures them on real data):
   data (at most :data:`passmix._defaults.POOLED_MAX_TRIALS` trials per task, as
   ``passmix estimate`` decides), ``"mixture"`` beyond; and, pair by pair,
   where the pair's own trials refute the pooled curve (a Hausman test
-  against the direct difference within the trials, :func:`pooled_check`, at
-  :data:`CHECK_LEVEL`: systems that order the tasks differently, as RL
+  against the direct difference within the trials,
+  :func:`~passmix.compare.methods.pooled_check`, at
+  :data:`~passmix.compare.methods.CHECK_LEVEL`: systems that order the tasks differently, as RL
   sharpening does), intervals that take in both the pooled and the mixture
   ones. The comparison's ``info()`` says which and why, per pair in
   ``details["checks"]``.
+
+Each method is an object of :mod:`passmix.compare.methods` (``PooledMethod``,
+``PosteriorMethod``, ``DirectMethod``, ``MixtureMethod``): `method` takes its
+name or the object itself, with its options set.
 
 Formulas: ``docs/formulas.md``, section 9.
 """
@@ -42,40 +47,15 @@ from itertools import combinations
 from typing import Any
 
 import numpy as np
-import pandas as pd
-from scipy.special import ndtr
 
-from .._defaults import LEVEL
+from .._defaults import COMPARE_METHODS, LEVEL
 from .._validation import check_k, check_level, check_metric, check_seed, check_whole
 from ..bayes._record import is_pooled
 from ..data.panel import Panel, as_panel, system_name
-from ..inference.delta import normal_quantile
-from .direct import multiplier_band, task_values
+from .methods import CHECK_LEVEL, PAIR_INTERVALS, PairMethod, PairSetup, pair_method
 from .result import Comparison
 
-__all__ = ["COMPARE_METHODS", "PAIR_INTERVALS", "PROFILE_PAIRS", "check_horizons", "compare", "pooled_check",
-           "systems_setup"]
-
-#: the methods :func:`compare` offers
-COMPARE_METHODS = ("auto", "pooled", "direct", "mixture", "posterior")
-
-#: the pooled difference's intervals (:func:`compare`'s `interval`)
-PAIR_INTERVALS = ("profile", "delta")
-
-#: by default the pooled differences get profile intervals up to this many pairs, delta
-#: intervals beyond (each pair's profile is searched at two levels, the band's and the
-#: pointwise one)
-PROFILE_PAIRS = 30
-
-#: ``method="auto"`` refutes the pooled curve of a pair below this p-value (:func:`pooled_check`):
-#: a pre-test errs toward the wider interval, so its level is liberal (in simulation 0.05
-#: left 30% of "sharpened" pairs on the pooled curve, 0.2 left 20%;
-#: docs/results/compare/simulated.md)
-CHECK_LEVEL = 0.2
-
-#: draws of the joint normal for the pooled band's critical value
-_NORMAL_DRAWS = 20_000
-
+__all__ = ["COMPARE_METHODS", "compare", "systems_setup"]
 
 def _pairs(panel: Panel, a, b) -> list[tuple[int, int]]:
     if (a is None) != (b is None):
@@ -99,27 +79,6 @@ def _shared(panel: Panel, ia: int, ib: int) -> np.ndarray:
     return shared
 
 
-def _pooled_band(covariance: np.ndarray, level: float, rng: np.random.Generator) -> float:
-    """The `level` quantile of max_k |Z_k| / sd_k for Z ~ N(0, covariance)."""
-    sd = np.sqrt(np.maximum(np.diag(covariance), 0.0))
-    live = sd > 0
-    if live.sum() <= 1:
-        return normal_quantile(level)
-    corr = covariance[np.ix_(live, live)] / np.outer(sd[live], sd[live])
-    # eigh, not cholesky: the correlation of nearby horizons is singular to rounding
-    values, vectors = np.linalg.eigh(corr)
-    root = vectors * np.sqrt(np.maximum(values, 0.0))
-    draws = rng.standard_normal((_NORMAL_DRAWS, live.sum())) @ root.T
-    return float(np.quantile(np.abs(draws).max(axis=1), level))
-
-
-def _ends(estimate, se, z):
-    """``estimate -+ z se`` within [-1, 1]; a column with no spread says nothing: [-1, 1]."""
-    lower = np.where(se > 0, np.clip(estimate - z * se, -1.0, 1.0), -1.0)
-    upper = np.where(se > 0, np.clip(estimate + z * se, -1.0, 1.0), 1.0)
-    return lower, upper
-
-
 def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, k,
             metric: str = "pass@k", method: str = "auto", interval: str | None = None,
             level: float = LEVEL, band: bool = True, seed=None, n_boot: int = 4000,
@@ -141,18 +100,22 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
         Horizons (>= 1). With ``method="direct"``, at most the fewest trials
         either system of a pair ran on a shared task.
     metric : {"pass@k", "pass^k", "auc@k"}, default "pass@k"
-    method : {"auto", "pooled", "direct", "mixture", "posterior"}, default "auto"
+    method : {"auto", "pooled", "direct", "mixture", "posterior"} or PairMethod, default "auto"
         The pooled model's joint fit (any k); model-free per-task unbiased
         differences (k within the trials); each system's own Beta mixture,
         the intervals joined (conservative, any k); NUTS draws of the pooled
         model (:func:`passmix.sample_pooled`: credible intervals, a
         simultaneous credible band and ``P(b > a)``); or ``"auto"``: pooled up
         to 20 trials per task, the mixture beyond (see the module docstring).
+        Or a method object of :mod:`passmix.compare.methods` with its options
+        (``PooledMethod(interval="delta")``); `interval` and `n_boot` then do
+        not apply.
     interval : {"profile", "delta"}, optional
         The pooled difference's intervals: profile likelihood
         (:meth:`passmix.PooledFit.difference_profile`; the band is the profile
         at the pointwise level of the sup-t critical value) or the delta
-        method alone. Default: profile for up to :data:`PROFILE_PAIRS` pairs,
+        method alone. Default: profile for up to
+        :data:`~passmix.compare.methods.PROFILE_PAIRS` pairs,
         delta beyond (a profile costs a few seconds per pair, where the
         delta method costs milliseconds; a 43-model leaderboard has 903
         pairs).
@@ -211,71 +174,35 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
                          f"{', '.join(map(repr, PAIR_INTERVALS))}.")
     n_boot = check_whole(n_boot, "n_boot", minimum=100)
     seed = 0 if seed is None else check_seed(seed)
-    given, panel, method, why = systems_setup(data, system, method, COMPARE_METHODS,
-                                              fit_kwargs)
-    checked = bool(why) and method == "pooled"
+    chosen = method if isinstance(method, PairMethod) else None
+    given, panel, name, why = systems_setup(
+        data, system, method.name if chosen is not None else method, COMPARE_METHODS,
+        fit_kwargs)
+    if chosen is None:
+        # "auto" that chose the pooled model checks each pair against its own trials
+        chosen = pair_method(name, interval=interval, n_boot=n_boot,
+                             check=bool(why) and name == "pooled")
     pairs = _pairs(panel, a, b)
-    shared = {pair: _shared(panel, *pair) for pair in pairs}
-    rng = np.random.default_rng(seed)
-    pair_methods = [method] * len(pairs)
-    if method == "direct":
-        parts = [_direct_pair(panel, ia, ib, shared[(ia, ib)], metric, k_arr, level, band,
-                              n_boot, rng) for ia, ib in pairs]
-        details: dict = {"n_boot": n_boot}
-    elif method == "mixture":
-        fits: dict = {}
-        parts = [_mixture_pair(panel, ia, ib, shared[(ia, ib)], metric, k_arr, level, band,
-                               fits, seed, fit_kwargs) for ia, ib in pairs]
-        details = {"fits": {panel.systems[i]: f for (i, _), f in fits.items()}}
-    elif method == "posterior":
-        post = given if given is not None and is_pooled(given) else _sample(
-            given.panel if given is not None else panel, seed, fit_kwargs)
-        parts = _posterior_pairs(post, pairs, [shared[p] for p in pairs], metric, k_arr,
-                                 level, band)
-        details = {"posterior": post}
-    else:
-        fit = given if given is not None else _fit_pooled(panel, seed, fit_kwargs)
-        if interval is None:
-            interval = "profile" if len(pairs) <= PROFILE_PAIRS else "delta"
-        details = {"fit": fit, "interval": interval}
-        fits = {}
-        parts, checks = [], []
-        tested = [check_horizons(panel, ia, ib, shared[(ia, ib)]) if checked else None
-                  for ia, ib in pairs]
-        # every pair's difference at once, at the answer's horizons and the checks'
-        every = np.union1d(k_arr, np.concatenate([t for t in tested if t is not None]
-                                                 or [k_arr]))
-        pooled = fit.differences(pairs, metric, every, [shared[p] for p in pairs])
-        for n, (ia, ib) in enumerate(pairs):
-            part = _pooled_pair(fit, ia, ib, shared[(ia, ib)], metric, k_arr, level, band,
-                                rng, interval, tested[n], every, pooled[n])
-            p_value = part.pop("p_value")
-            if p_value < CHECK_LEVEL:
-                # the pair's own trials refute the pooled curve: its intervals widen to take
-                # in the per-system mixtures' too, which assume nothing about task order
-                part = _hull(part, _mixture_pair(panel, ia, ib, shared[(ia, ib)], metric,
-                                                 k_arr, level, band, fits, seed, {}))
-                pair_methods[n] = "pooled+mixture"
-            parts.append(part)
-            checks.append({"a": panel.systems[ia], "b": panel.systems[ib], "p_value": p_value,
-                           "method": pair_methods[n]})
-        if checked:
-            details["checks"] = pd.DataFrame(checks)
+    setup = PairSetup(panel=panel, pairs=pairs, shared=[_shared(panel, *p) for p in pairs],
+                      metric=metric, k=k_arr, level=level, band=band, seed=seed,
+                      rng=np.random.default_rng(seed), fit_kwargs=fit_kwargs, given=given)
+    answer = chosen(setup)
+    details = dict(answer.details)
     if why:
-        details["why"] = f"{method}: {why}"
+        details["why"] = f"{name}: {why}"
         if "checks" in details:
-            refuted = sum(m != "pooled" for m in pair_methods)
+            refuted = sum(m != "pooled" for m in answer.pair_methods)
             details["why"] += (
                 f"; no pair's trials refute the pooled curve (p >= {CHECK_LEVEL})" if not refuted
                 else f"; {refuted} of {len(pairs)} pairs' trials refute the pooled curve "
                      f"(p < {CHECK_LEVEL}), and their intervals also take in the per-system "
                      "mixtures'")
-    stacked = {name: np.array([part[name] for part in parts]) for name in parts[0]}
+    stacked = {key: np.array([part[key] for part in answer.parts]) for key in answer.parts[0]}
     systems = panel.systems
-    return Comparison(method=method, metric=metric, k=k_arr, level=level,
+    return Comparison(method=name, metric=metric, k=k_arr, level=level,
                       pairs=tuple((systems[ia], systems[ib]) for ia, ib in pairs),
-                      n_tasks=np.array([int(shared[p].sum()) for p in pairs]),
-                      pair_methods=tuple(pair_methods), details=details, **stacked)
+                      n_tasks=np.array([int(m.sum()) for m in setup.shared]),
+                      pair_methods=tuple(answer.pair_methods), details=details, **stacked)
 
 
 def _is_pooled_fit(data: Any) -> bool:
@@ -324,215 +251,3 @@ def systems_setup(data: Any, system: Hashable | None, method: str, methods: tupl
     if panel.shape[0] < 2:
         raise ValueError("comparing needs at least two systems; the data have one.")
     return given, panel, method, why
-
-
-def _fit_pooled(panel: Panel, seed, fit_kwargs: dict):
-    from ..models.pooled.fit import fit_pooled
-
-    return fit_pooled(panel, seed=seed, **fit_kwargs)
-
-
-def _sample(panel: Panel, seed, fit_kwargs: dict):
-    from ..bayes.pooled import sample_pooled
-
-    if not isinstance(seed, (int, np.integer)):
-        raise TypeError("method='posterior' takes an int seed (it seeds PyMC's chains).")
-    return sample_pooled(panel, seed=int(seed), **fit_kwargs)
-
-
-def _hull(pooled: dict[str, Any], mixture: dict[str, Any]) -> dict[str, Any]:
-    """Both methods' intervals and bands taken together; the mixture's estimate."""
-    out = dict(mixture)
-    for low, high in (("lower", "upper"), ("band_lower", "band_upper")):
-        out[low] = np.fmin(pooled[low], mixture[low])
-        out[high] = np.fmax(pooled[high], mixture[high])
-    out["se"] = np.fmax(pooled["se"], mixture["se"])
-    return out
-
-
-def pooled_check(fit, panel: Panel, ia: int, ib: int, shared: np.ndarray, metric: str,
-                 pooled: tuple[np.ndarray, np.ndarray] | None = None) -> float:
-    """p-value of a Hausman test of the pooled difference against the direct one, within
-    the trials.
-
-    At horizons up to the fewest trials of the pair (:func:`check_horizons`),
-    the direct per-task difference is unbiased whatever the model, and the
-    pooled one is the more precise if the model holds, so ``H = d' (V_direct
-    - V_pooled)^+ d``, d their gap, is about chi-square with as many degrees
-    of freedom as the rank of ``V_direct - V_pooled``. A small p-value says
-    the pair's own trials refute the pooled curve (its shared task order,
-    typically), so far horizons should not lean on it. The direct variance is
-    the tasks' population one, which makes the test conservative
-    (``docs/results/compare/simulated.md`` gives its size and power). NaN
-    where it cannot be run (fewer than 3 shared tasks). `pooled`, optional:
-    the pooled difference and its covariance at those horizons, if already
-    computed.
-    """
-    from scipy.stats import chi2
-
-    ks = check_horizons(panel, ia, ib, shared)
-    if ks is None:
-        return np.nan
-    m = panel.trials[:, shared]
-    rows = (task_values(panel.successes[ib][shared], m[ib], metric, ks)
-            - task_values(panel.successes[ia][shared], m[ia], metric, ks))
-    v_direct = np.atleast_2d(np.cov(rows.T)) / rows.shape[0]
-    if pooled is None:
-        labels = fit.systems
-        pooled = fit.difference(labels[ia], labels[ib], metric, ks, tasks=shared)[:2]
-    gap = rows.mean(axis=0) - pooled[0]
-    values, vectors = np.linalg.eigh(v_direct - pooled[1])
-    keep = values > 1e-12 * max(values.max(), 0.0)
-    if not keep.any():
-        return np.nan
-    statistic = float(((vectors[:, keep].T @ gap) ** 2 / values[keep]).sum())
-    return float(chi2.sf(statistic, keep.sum()))
-
-
-def check_horizons(panel: Panel, ia: int, ib: int, shared: np.ndarray) -> np.ndarray | None:
-    """The horizons :func:`pooled_check` tests at: 1, 2, 5, 10, 20 and the pair's fewest
-    trials on a shared task, up to that fewest and 20; None with fewer than 3 shared tasks."""
-    if shared.sum() < 3:
-        return None
-    m = panel.trials[:, shared]
-    fewest = int(min(m[ia].min(), m[ib].min()))
-    return np.array(sorted({kv for kv in (1, 2, 5, 10, 20, fewest) if kv <= min(fewest, 20)}))
-
-
-def _assemble(estimate, se, critical, level, band, value_a, value_b) -> dict[str, Any]:
-    lower, upper = _ends(estimate, se, normal_quantile(level))
-    if band:
-        band_lower, band_upper = _ends(estimate, se, critical)
-    else:
-        band_lower = band_upper = np.full(estimate.shape, np.nan)
-        critical = np.nan
-    return {"estimate": estimate, "se": se, "lower": lower, "upper": upper,
-            "band_lower": band_lower, "band_upper": band_upper, "critical": critical,
-            "value_a": value_a, "value_b": value_b}
-
-
-def _direct_pair(panel, ia, ib, shared, metric, k_arr, level, band, n_boot, rng):
-    y, m = panel.successes[:, shared], panel.trials[:, shared]
-    fewest = int(min(m[ia].min(), m[ib].min()))
-    if k_arr[-1] > fewest:
-        raise ValueError(
-            f"k = {k_arr[-1]} exceeds the {fewest} trials that "
-            f"'{system_name(panel.systems[ia if m[ia].min() <= m[ib].min() else ib])}' ran "
-            f"on a task shared with "
-            f"'{system_name(panel.systems[ib if m[ia].min() <= m[ib].min() else ia])}'; "
-            "method='direct' needs k <= the fewest trials of the pair (method='pooled' "
-            "reaches any k).")
-    if shared.sum() < 2:
-        raise ValueError(f"systems '{system_name(panel.systems[ia])}' and "
-                         f"'{system_name(panel.systems[ib])}' share one task; a direct "
-                         "comparison needs at least two.")
-    value_a = task_values(y[ia], m[ia], metric, k_arr)
-    value_b = task_values(y[ib], m[ib], metric, k_arr)
-    rows = value_b - value_a
-    if band:
-        estimate, se, critical = multiplier_band(rows, level, n_boot, rng)
-    else:
-        estimate, se = rows.mean(axis=0), rows.std(axis=0, ddof=1) / np.sqrt(rows.shape[0])
-        critical = np.nan
-    return _assemble(estimate, se, critical, level, band, value_a.mean(axis=0),
-                     value_b.mean(axis=0))
-
-
-def _mixture_ends(fits, panel, i, shared, metric, k_arr, levels, seed, fit_kwargs):
-    """System i's mixture on the `shared` tasks (fitted once per task set): the
-    estimate, its delta se, and its profile ends at each of `levels`."""
-    from ..data.counts import Counts
-    from ..models.mixture.fit import fit
-
-    key = (i, shared.tobytes())
-    if key not in fits:
-        counts = Counts(panel.successes[i][shared], panel.trials[i][shared])
-        fits[key] = fit(counts, seed=seed, **fit_kwargs)
-    result = fits[key]
-    ends = [result.interval(metric, k_arr, lv) for lv in levels]
-    return result.metric(metric, k_arr), result.standard_error(metric, k_arr), ends
-
-
-def mover(est_a, ends_a, est_b, ends_b):
-    """MOVER ends of ``b - a`` from each estimate's own interval (independent estimates)."""
-    (lo_a, hi_a), (lo_b, hi_b) = ends_a, ends_b
-    diff = est_b - est_a
-    return (diff - np.hypot(est_b - lo_b, hi_a - est_a),
-            diff + np.hypot(hi_b - est_b, est_a - lo_a))
-
-
-def _mixture_pair(panel, ia, ib, shared, metric, k_arr, level, band, fits, seed, fit_kwargs):
-    # the band: every horizon's interval at the Bonferroni level, so all K hold at `level`
-    levels = [level] + ([1.0 - (1.0 - level) / k_arr.size] if band else [])
-    est_a, se_a, ends_a = _mixture_ends(fits, panel, ia, shared, metric, k_arr, levels, seed,
-                                        fit_kwargs)
-    est_b, se_b, ends_b = _mixture_ends(fits, panel, ib, shared, metric, k_arr, levels, seed,
-                                        fit_kwargs)
-    out = _assemble(est_b - est_a, np.hypot(se_a, se_b), np.nan, level, False, est_a, est_b)
-    out["lower"], out["upper"] = mover(est_a, ends_a[0], est_b, ends_b[0])
-    if band:
-        out["band_lower"], out["band_upper"] = mover(est_a, ends_a[1], est_b, ends_b[1])
-        out["critical"] = normal_quantile(levels[1])
-    return out
-
-
-def _pooled_pair(fit, ia, ib, shared, metric, k_arr, level, band, rng, interval, tested,
-                 every, pooled) -> dict[str, Any]:
-    """The pooled difference of one pair from `pooled` (:meth:`PooledFit.differences` at the
-    horizons `every`), and its check's p-value at the horizons `tested` (NaN if None)."""
-    estimate, covariance, values = pooled
-    take = np.searchsorted(every, k_arr)
-    covariance_k = covariance[np.ix_(take, take)]
-    se = np.sqrt(np.maximum(np.diag(covariance_k), 0.0))
-    critical = _pooled_band(covariance_k, level, rng) if band else np.nan
-    out = _assemble(estimate[take], se, critical, level, band, values[0, take],
-                    values[1, take])
-    if interval == "profile":
-        labels = fit.systems
-
-        def ends(at):
-            return fit.difference_profile(labels[ia], labels[ib], metric, k_arr, at,
-                                          tasks=shared)
-
-        out["lower"], out["upper"] = ends(level)
-        if band:
-            # the band: the profile at the pointwise level of the sup-t critical value,
-            # never inside the pointwise intervals
-            band_lower, band_upper = ends(min(float(2 * ndtr(critical) - 1), 1 - 1e-12))
-            out["band_lower"] = np.minimum(band_lower, out["lower"])
-            out["band_upper"] = np.maximum(band_upper, out["upper"])
-    out["p_value"] = np.nan
-    if tested is not None:
-        at = np.searchsorted(every, tested)
-        out["p_value"] = pooled_check(fit, fit.panel, ia, ib, shared, metric,
-                                      (estimate[at], covariance[np.ix_(at, at)]))
-    return out
-
-
-def _posterior_pairs(post, pairs, masks, metric, k_arr, level, band) -> list[dict[str, Any]]:
-    """Each pair's difference from the posterior draws: the mean, equal-tailed credible
-    intervals, a simultaneous credible band (sup-t over the draws) and P(b > a)."""
-    from ..bayes.pooled import pair_difference_draws
-
-    diffs, values = pair_difference_draws(post, metric, k_arr, pairs, masks)
-    tail = (1 - level) / 2
-    parts = []
-    for n in range(len(pairs)):
-        d = diffs[:, n]                                                  # (draws, K)
-        estimate, se = d.mean(axis=0), d.std(axis=0, ddof=1)
-        lower, upper = np.quantile(d, [tail, 1 - tail], axis=0)
-        out = _assemble(estimate, se, np.nan, level, False, values[:, n, 0].mean(axis=0),
-                        values[:, n, 1].mean(axis=0))
-        out["lower"], out["upper"] = lower, upper
-        if band:
-            # the share `level` of the draws whose whole curve lies within mean -+ c sd
-            live = se > 0
-            scaled = np.abs(d[:, live] - estimate[live]) / se[live]
-            critical = float(np.quantile(scaled.max(axis=1), level)) if live.any() else 0.0
-            out["band_lower"], out["band_upper"] = _ends(estimate, se, critical)
-            out["band_lower"] = np.minimum(out["band_lower"], lower)
-            out["band_upper"] = np.maximum(out["band_upper"], upper)
-            out["critical"] = critical
-        out["p_b_better"] = (d > 0).mean(axis=0)
-        parts.append(out)
-    return parts

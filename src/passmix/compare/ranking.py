@@ -27,14 +27,13 @@ import numpy as np
 import pandas as pd
 from scipy.special import ndtr
 
-from .._defaults import LEVEL
+from .._defaults import LEVEL, RANK_METHODS
 from .._validation import check_k, check_level, check_metric, check_seed, check_whole
 from ..inference.delta import normal_quantile
 
 __all__ = ["RANK_METHODS", "Ranking", "rank"]
 
 #: the methods :func:`rank` offers
-RANK_METHODS = ("auto", "pooled", "mixture")
 
 #: normal draws per batch (bounds the (draws x pairs) block held at once)
 _BATCH = 1000
@@ -238,7 +237,7 @@ def _mixture_ranking(panel, k_arr, metric, level, n_draws, rng, seed, fit_kwargs
     """Each system's own mixture: Bonferroni-level profile intervals, pairs by MOVER."""
     from ..data.counts import Counts
     from ..models.mixture.fit import fit
-    from .paired import mover
+    from .methods import mover
 
     n = panel.shape[0]
     n_pairs = n * (n - 1) // 2

@@ -16,7 +16,7 @@ sensitivity protocol (a budget of cells, the score distribution across
 configurations) and :mod:`~passmix.experiments.sensitivity_report` its report.
 """
 
-from ._harness import group_id
+from ._harness import group_id, stream
 from .grids import PAPER_K, PAPER_M, default_k_grid, default_m_grid
 from .repeated import (
                        RepeatedConfig,
@@ -48,6 +48,7 @@ __all__ = [
     "run_repeated",
     "run_scaling",
     "run_sensitivity",
+    "stream",
     "summary_tables",
     "write_report",
 ]

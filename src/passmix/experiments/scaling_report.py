@@ -24,15 +24,25 @@ from .report import (best_cell, plain_table, report_head, save_figures, warning_
                      write_tables)
 from .scaling import PREDICTORS, ScalingResult, run_scaling
 
-__all__ = ["plot_allocation", "plot_error_vs_budget", "plot_heatmaps", "scaling_experiment",
+__all__ = ["cell_mae", "plot_allocation", "plot_error_vs_budget", "plot_heatmaps", "scaling_experiment",
            "write_scaling_report"]
 
 
-def _cell_mae(errors: pd.DataFrame) -> pd.DataFrame:
+def cell_mae(errors: pd.DataFrame) -> pd.DataFrame:
     """MAE per budget, k, sampler, estimator: averaged over seeds, then over groups.
 
     NaN where any run gave no prediction, so that a predictor is never ranked
     on the easy runs alone.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from passmix.experiments.scaling_report import cell_mae
+    >>> errors = pd.DataFrame({"group": ["a", "a", "b"], "seed": [0, 1, 0], "budget": 3,
+    ...                        "k": 10, "sampler": "uniform", "estimator": "bb",
+    ...                        "abs_error": [0.1, 0.3, 0.4]})
+    >>> round(float(cell_mae(errors)["mae"].iloc[0]), 12)  # (0.2 + 0.4) / 2
+    0.3
     """
     gcols = [c for c in errors.columns if c not in
              ("seed", "budget", "k", "sampler", "estimator", "estimate", "reference",
@@ -50,7 +60,7 @@ def plot_heatmaps(errors: pd.DataFrame):
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm
 
-    cells = _cell_mae(errors)
+    cells = cell_mae(errors)
     samplers = list(dict.fromkeys(cells["sampler"]))
     estimators = list(dict.fromkeys(cells["estimator"]))
     budgets = sorted(cells["budget"].unique())
@@ -91,7 +101,7 @@ def plot_error_vs_budget(errors: pd.DataFrame, k: int):
     """MAE at horizon `k` against the budget, one line per sampler x estimator."""
     import matplotlib.pyplot as plt
 
-    cells = _cell_mae(errors[errors["k"] == k])
+    cells = cell_mae(errors[errors["k"] == k])
     fig, ax = plt.subplots(figsize=(6.5, 4), constrained_layout=True)
     samplers = list(dict.fromkeys(cells["sampler"]))
     estimators = list(dict.fromkeys(cells["estimator"]))
@@ -171,7 +181,7 @@ def write_scaling_report(result: ScalingResult, out: str | os.PathLike, *,
               "log-log and discretized-Beta baselines assume uniform sampling; with the "
               "other samplers they are shown for completeness. n/a: the predictor gave no "
               "estimate in some run (see Warnings). Best in each table in bold.", ""]
-    cells = _cell_mae(result.errors)
+    cells = cell_mae(result.errors)
     for (budget, k), sub in cells.groupby(["budget", "k"], sort=True):
         grid = sub.pivot(index="estimator", columns="sampler", values="mae")
         grid = grid.reindex(index=[e for e in cfg.estimators if e in grid.index],

@@ -59,6 +59,19 @@ class CompiledObjective:
         self.lock = threading.RLock() if lock is None else lock
         self._state = {} if state is None else state
 
+    @property
+    def function(self) -> Any:
+        """The compiled PyTensor function, shared by every view of one model structure
+        (compiled once: the views differ in their data and switches only).
+
+        Examples
+        --------
+        >>> from passmix.models.mixture.graph import get_objective
+        >>> get_objective(2).function is get_objective(2).function
+        True
+        """
+        return self._fn
+
     def _set_values(self, values: Mapping[str, Any]) -> None:
         """Swap the data containers' values in place (nothing is recompiled)."""
         with self.lock:

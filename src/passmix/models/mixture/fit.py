@@ -211,7 +211,7 @@ class MixtureFit(LikelihoodResult):
                 "delta-method interval treats those coordinates as known (the profile "
                 "interval does not).", FitWarning, stacklevel=2,
             )
-        res = delta_method(self.params, self.covariance, self.n_components, metric, k,
+        res = delta_method(self.params, self.delta_covariance(), self.n_components, metric, k,
                            level=level, scale=scale)
         unsupported = self._unsupported_horizons(res.metric, res.k, res.level)
         if unsupported.size:
@@ -230,7 +230,7 @@ class MixtureFit(LikelihoodResult):
             with np.errstate(all="ignore"):
                 return evaluate_logit_value(metric, *unpack(z, h), k_arr[i:i + 1])[0]
 
-        excess = wald_edge_excess(logit_at, self.params, self.covariance, grad, level,
+        excess = wald_edge_excess(logit_at, self.params, self.delta_covariance(), grad, level,
                                   box=bounds(h))
         # beyond one half-width: a parameter value the delta method itself calls
         # plausible gives a metric twice as far out as its interval reaches

@@ -59,8 +59,8 @@ compiled objective (``_graph``).
 from ..._lazy import attach
 
 __getattr__, __dir__, __all__ = attach(__name__, {
-    "._layout": ["CONCENTRATIONS", "CRITERIA", "DEFAULT_GRID", "FAMILIES", "WEAK_POOLED_PRIOR", "block_names", "panel_layout", "split_blocks"],
-    "._likelihood": ["beta_shapes", "em_grid_weights", "task_grid_loglik"],
+    "._layout": ["CONCENTRATIONS", "CRITERIA", "DEFAULT_GRID", "FAMILIES", "WEAK_POOLED_PRIOR", "block_names", "coordinate_blocks", "panel_layout", "split_blocks"],
+    "._likelihood": ["PooledDerivatives", "beta_shapes", "em_grid_weights", "task_grid_loglik"],
     "._graph": ["PooledObjective", "build_pooled_model", "get_pooled_objective"],
     ".result": ["PROFILE_CELLS", "PooledFit", "PooledSystem", "heldout_loglik"],
     ".fit": ["fit_pooled", "fit_pooled_groups"],

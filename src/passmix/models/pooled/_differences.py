@@ -98,8 +98,8 @@ class PairedDifferences:
             mask = np.asarray(masks[members[0]], dtype=bool)
             rows = sorted({i for n in members for i in pairs[n]})
             where = {i: r for r, i in enumerate(rows)}
-            values, grads = self._probability_gradients(metric, k_arr, rows, mask)
-            task = self._task_covariance(metric, k_arr, rows, mask)
+            values, grads = self.probability_gradients(metric, k_arr, rows, mask)
+            task = self.task_covariance(metric, k_arr, rows, mask)
             for n in members:
                 ra, rb = where[pairs[n][0]], where[pairs[n][1]]
                 g = grads[:, rb] - grads[:, ra]                             # (C, K)
@@ -160,7 +160,7 @@ class PairedDifferences:
         key = ("profile-difference", metric, tuple(k_arr.tolist()), level, ia, ib,
                mask.tobytes(), self.robust)
         if key not in self._cache:
-            values, grads = self._probability_gradients(metric, k_arr, [ia, ib], mask)
+            values, grads = self.probability_gradients(metric, k_arr, [ia, ib], mask)
             estimate = values[1] - values[0]
             g = grads[:, 1] - grads[:, 0]                                   # (C, K)
             model = np.einsum("ck,cd,dk->k", g, self.covariance_matrix(), g)
@@ -169,7 +169,7 @@ class PairedDifferences:
                 scales = np.where(model > 0, widened / model, 1.0)
             lower, upper = estimate.copy(), estimate.copy()
             # the horizons up, each search also started from the ends below (as
-            # _model_ends), then down from the ends above: a difference's region edge
+            # model_ends), then down from the ends above: a difference's region edge
             # is less simple than one system's, and a lone search can stop short
             up = np.argsort(k_arr, kind="stable")
             for order in (up, up[::-1]) if k_arr.size > 1 else (up,):
@@ -179,7 +179,7 @@ class PairedDifferences:
                                                          mask, float(scales[n]), warm)
                     lower[n], upper[n] = min(lo, lower[n]), max(hi, upper[n])
             contrast = np.concatenate([-np.eye(k_arr.size), np.eye(k_arr.size)], axis=1)
-            task = contrast @ self._task_covariance(metric, k_arr, [ia, ib], mask) @ contrast.T
+            task = contrast @ self.task_covariance(metric, k_arr, [ia, ib], mask) @ contrast.T
             spread = normal_quantile(level) * np.sqrt(np.maximum(np.diag(task), 0.0))
             lower = np.clip(estimate - np.hypot(estimate - lower, spread), -1.0, 1.0)
             upper = np.clip(estimate + np.hypot(upper - estimate, spread), -1.0, 1.0)
@@ -202,7 +202,7 @@ class PairedDifferences:
             # the search minimises and maximises this directly: D lies in [-1, 1], far
             # above the region's logit floor, so no transform is needed
             z = sliced.full(x)
-            grads, logits = self._logit_gradients(metric, np.array([t]), all_coordinates, z,
+            grads, logits = self.logit_gradients(metric, np.array([t]), all_coordinates, z,
                                                   rows=[ia, ib], tasks=share,
                                                   derivatives=shared.pieces(z))
             values = expit(logits[:, 0])
@@ -256,14 +256,14 @@ class PairedDifferences:
         everything = np.ones(self.layout.n_tasks, dtype=bool)
         mask = self._task_mask(everything, tasks, "no task is selected.")
         rows = list(range(self.layout.n_systems))
-        values, grads = self._probability_gradients(metric, k_arr, rows, mask)
+        values, grads = self.probability_gradients(metric, k_arr, rows, mask)
         g = grads[:, :, 0]                                              # (C, I)
         param = g.T @ self.covariance_matrix() @ g
         if self.robust:
             widen = np.sqrt(np.maximum(np.diag(self._widened(param, g)), 0.0)
                             / np.where(np.diag(param) > 0, np.diag(param), 1.0))
             param = widen[:, None] * param * widen[None, :]
-        return values[:, 0], param + self._task_covariance(metric, k_arr, rows, mask)
+        return values[:, 0], param + self.task_covariance(metric, k_arr, rows, mask)
 
     def _task_mask(self, default: np.ndarray, tasks, empty: str) -> np.ndarray:
         mask = default if tasks is None else np.asarray(tasks, dtype=bool)
@@ -274,14 +274,27 @@ class PairedDifferences:
             raise ValueError(empty)
         return mask
 
-    def _probability_gradients(self, metric: str, k_arr: np.ndarray, rows: list[int],
+    def probability_gradients(self, metric: str, k_arr: np.ndarray, rows: list[int],
                                mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(R, K) the `rows` systems' metrics over the `mask` tasks and (C, R, K) their
-        gradients on the probability scale, ``d M = M (1 - M) d logit``."""
+        gradients on the probability scale, ``d M = M (1 - M) d logit``
+        (:meth:`logit_gradients`); `mask` a boolean mask of the tasks.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> y = np.array([[0, 1, 2, 4, 5], [1, 3, 2, 5, 5]])
+        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5)), seed=0)
+        >>> values, grads = fit.probability_gradients("pass@k", np.array([10]), [0, 1],
+        ...                                           np.ones(5, dtype=bool))
+        >>> values.shape, grads.shape == (fit.params.size, 2, 1)
+        ((2, 1), True)
+        """
         share = mask.astype(float)
         values = self.metric_values(metric, k_arr, rows=rows, tasks=share)
         active = np.diag(self.covariance_matrix()) > 0
-        grads, _ = self._logit_gradients(metric, k_arr, active, rows=rows, tasks=share)
+        grads, _ = self.logit_gradients(metric, k_arr, active, rows=rows, tasks=share)
         return values, grads * (values * (1 - values))[None]
 
     def _widened(self, param: np.ndarray, g: np.ndarray) -> np.ndarray:
@@ -296,12 +309,27 @@ class PairedDifferences:
         widen = np.sqrt(np.maximum(np.nan_to_num(ratio, nan=1.0, posinf=1.0), 1.0))
         return widen[:, None] * param * widen[None, :]
 
-    def _task_covariance(self, metric: str, k_arr: np.ndarray, rows: list[int],
+    def task_covariance(self, metric: str, k_arr: np.ndarray, rows: list[int],
                          mask: np.ndarray) -> np.ndarray:
         """(R K, R K) covariance of the `rows` systems' benchmark metrics over the `mask`
         tasks given the data, at the optimum, system-major: each task's success
         probabilities drawn from its posterior (a grid point of difficulty, then each
-        system's Beta given it, independent given the grid point)."""
+        system's Beta given it, independent given the grid point).
+
+        The benchmark's part of a difference's variance: :meth:`difference`
+        adds it to the parameters' part.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> y = np.array([[0, 1, 2, 4, 5], [1, 3, 2, 5, 5]])
+        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5)), seed=0)
+        >>> cov = fit.task_covariance("pass@k", np.array([1, 10]), [0, 1],
+        ...                           np.ones(5, dtype=bool))
+        >>> cov.shape, bool(np.allclose(cov, cov.T))
+        ((4, 4), True)
+        """
         base, h, C = _horizon_map(metric, k_arr)
         r = self._posterior(None)[mask]                                   # (n, G)
         a, log_kappa, _, log_s = self._coordinates(self.params)

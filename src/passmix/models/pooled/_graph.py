@@ -12,7 +12,7 @@ import numpy as np
 
 from ..._pytensor import compile_mode, import_pymc
 from .._objective import CompiledObjective
-from ._layout import DEFAULT_GRID, WEAK_POOLED_PRIOR, _Layout, _blocks, block_names
+from ._layout import DEFAULT_GRID, WEAK_POOLED_PRIOR, _Layout, coordinate_blocks, block_names
 from ._likelihood import _lse, _pooled_derivatives
 
 __all__ = ["PooledObjective", "build_pooled_model", "get_pooled_objective"]
@@ -159,7 +159,7 @@ class PooledObjective(CompiledObjective):
         with self.lock:
             self._set_values(values)
             self._layout, self._grid = layout, np.asarray(grid, dtype=float)
-            self.blocks = _blocks(self.family, n, len(grid), n_components, self.slope,
+            self.blocks = coordinate_blocks(self.family, n, len(grid), n_components, self.slope,
                                   self.shared)
             self._n_components = int(n_components)
             # the compiled graph's inputs: each system block, then the grid's logits
@@ -181,7 +181,7 @@ class PooledObjective(CompiledObjective):
         return logp, np.concatenate([grad[:n_sys], grad[n_sys:] @ jacobian])
 
     def hessian(self, z: np.ndarray, rel_step: float = 1e-5) -> np.ndarray:
-        """Hessian of ``logp``, analytic (:class:`_PooledDerivatives`): 2n compiled
+        """Hessian of ``logp``, analytic (:class:`PooledDerivatives`): 2n compiled
         gradients of differencing would cost minutes for hundreds of systems."""
         return -_pooled_derivatives(self._layout, self._grid, self.family, self.blocks,
                                     np.asarray(z, dtype=float)).information()

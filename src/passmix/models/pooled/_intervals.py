@@ -11,7 +11,7 @@ from ...inference.delta import logit_wald_ends, normal_quantile, widen_degenerat
 from ...metrics import evaluate_logit
 from ...inference.profile import LikelihoodRegion, region_drop, repair_across_metrics
 from ._layout import _box
-from ._likelihood import _CHUNK, _PooledDerivatives, _eta, _pooled_derivatives, beta_shapes
+from ._likelihood import _CHUNK, PooledDerivatives, _eta, _pooled_derivatives, beta_shapes
 from ._support import (PROBES, SPREAD_CELLS, _LOGIT_FLOOR, _Affine, _SharedPieces, _box_probes,
                        _has_extreme_system, _profile_coordinates, _with_task_spread)
 
@@ -19,7 +19,7 @@ from ._support import (PROBES, SPREAD_CELLS, _LOGIT_FLOOR, _Affine, _SharedPiece
 class SystemIntervals:
     """Delta and profile intervals of each system's metrics (a base of :class:`PooledFit`)."""
 
-    def _inflation(self, metric: str, k: int) -> np.ndarray:
+    def inflation(self, metric: str, k: int) -> np.ndarray:
         """(I,): how much wider the sandwich says each system's metric logit varies than the
         observed information does, as a variance ratio, at least 1.
 
@@ -28,11 +28,21 @@ class SystemIntervals:
         vary more than the model's curvature implies; the ratio carries that
         into the intervals, per system, metric and horizon. It is never
         taken below 1: where the model fits, the model's information stays.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> y = np.array([[0, 1, 2, 4, 5], [1, 3, 2, 5, 5]])
+        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5)), seed=0)
+        >>> ratio = fit.inflation("pass@k", 10)
+        >>> ratio.shape, bool((ratio >= 1).all())
+        ((2,), True)
         """
         key = ("inflation", metric, int(k))
         if key not in self._cache:
             cov, robust = self.covariance_matrix(), self._robust_covariance()
-            grads, _ = self._logit_gradients(metric, np.array([int(k)]), np.diag(cov) > 0)
+            grads, _ = self.logit_gradients(metric, np.array([int(k)]), np.diag(cov) > 0)
             g = grads[:, :, 0]
             model = np.einsum("ci,cd,di->i", g, cov, g)
             sandwich = np.einsum("ci,cd,di->i", g, robust, g)
@@ -49,9 +59,9 @@ class SystemIntervals:
         there, as the delta method holds any bounded coordinate). To that
         parameter variance is added the variance of the benchmark metric
         given the parameters (each task's own success probability is known
-        only through its posterior; :meth:`_task_variance`), since the metric
+        only through its posterior; :meth:`task_variance`), since the metric
         is one of these tasks; with :attr:`robust` the parameters' part is
-        widened by the sandwich (:meth:`_inflation`). Coverage is checked by
+        widened by the sandwich (:meth:`inflation`). Coverage is checked by
         simulation in
         ``benchmarks/coverage_pooled.py`` and ``tests/test_models_pooled.py``.
         """
@@ -74,10 +84,10 @@ class SystemIntervals:
         rows = list(range(self.layout.n_systems))
         cov = self.covariance_matrix()
         base = self.metric_values(metric, k_arr, rows=rows)
-        grads, centre = self._logit_gradients(metric, k_arr, np.diag(cov) > 0)
+        grads, centre = self.logit_gradients(metric, k_arr, np.diag(cov) > 0)
         se_logit = np.sqrt(np.maximum(np.einsum("cik,cd,dik->ik", grads, cov, grads), 0.0))
         if self.robust:
-            se_logit = se_logit * np.sqrt(np.stack([self._inflation(metric, k) for k in k_arr],
+            se_logit = se_logit * np.sqrt(np.stack([self.inflation(metric, k) for k in k_arr],
                                                    axis=1))
         lower, upper = logit_wald_ends(centre, se_logit, level)
         # rounding may put the estimate a hair outside expit of its own logit's interval
@@ -86,7 +96,7 @@ class SystemIntervals:
         # stay uncertain given the data even at known parameters: add that variance to
         # each half-width in quadrature, on the probability scale (on the logit scale
         # it is divided by M^2, which for a small Pass^k blows up to an interval of ~1)
-        var_tasks = self._task_variance(metric, k_arr)
+        var_tasks = self.task_variance(metric, k_arr)
         lower, upper = _with_task_spread(base, lower, upper, var_tasks, normal_quantile(level))
         # at a huge horizon M and both ends can round to 1 (or to 0) though the logit
         # interval has width: an end one double away says so instead of a point
@@ -116,7 +126,7 @@ class SystemIntervals:
         spread of the benchmark metric over these tasks given the parameters
         is then added (:func:`_with_task_spread`). With :attr:`robust` the
         region's cut is widened by the sandwich's ratio for that system,
-        metric and horizon (:meth:`_inflation`). ``se`` is the delta
+        metric and horizon (:meth:`inflation`). ``se`` is the delta
         method's. Coverage on real data: ``docs/results/pooled_intervals.md``.
 
         Examples
@@ -162,20 +172,35 @@ class SystemIntervals:
                 key = ("profile-model", name, tuple(k_arr[part].tolist()), level, i,
                        self.robust)
                 if key not in self._cache:
-                    self._cache[key] = self._model_ends(name, k_arr[part], level, i)
+                    self._cache[key] = self.model_ends(name, k_arr[part], level, i)
                 lower[part], upper[part] = self._cache[key]
         base = self.metric_values(metric, k_arr, rows=[i])[0]
         lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
-        var_tasks = self._task_variance(metric, k_arr, rows=[i])[0]
+        var_tasks = self.task_variance(metric, k_arr, rows=[i])[0]
         lower, upper = _with_task_spread(base, lower, upper, var_tasks, normal_quantile(level))
         lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
         for arr in (lower, upper):
             arr.flags.writeable = False
         return lower, upper
 
-    def _model_ends(self, metric: str, k_arr: np.ndarray, level: float, i: int):
+    def model_ends(self, metric: str, k_arr: np.ndarray, level: float, i: int):
         """The smallest and largest value of system i's metric over the likelihood region
-        (widened by the sandwich's :meth:`_inflation` with :attr:`robust`), per horizon."""
+        (widened by the sandwich's :meth:`inflation` with :attr:`robust`), per horizon.
+
+        The model's own profile ends: :meth:`profile` adds the tasks' spread
+        (:meth:`task_variance`) to them. `k_arr` is a 1-d integer array, `i`
+        the system's position.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> y = np.array([[0, 1, 2, 4, 5], [1, 3, 2, 5, 5]])
+        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5)), seed=0)
+        >>> lower, upper = fit.model_ends("pass@k", np.array([10]), 0.95, 0)
+        >>> bool(lower[0] <= fit.metric("pass@k", 10)[0] <= upper[0])
+        True
+        """
         if not self.robust:
             return self._region_ends(metric, k_arr, level, i, 1.0)[:2]
         lower, upper = np.empty(k_arr.size), np.empty(k_arr.size)
@@ -185,7 +210,7 @@ class SystemIntervals:
         # far inside the region
         warm: dict = {}
         for n in np.argsort(k_arr, kind="stable"):
-            scale = float(self._inflation(metric, k_arr[n])[i])
+            scale = float(self.inflation(metric, k_arr[n])[i])
             lo, hi, warm = self._region_ends(metric, k_arr[n:n + 1], level, i, scale, warm)
             lower[n], upper[n] = lo[0], hi[0]
         return lower, upper
@@ -204,7 +229,7 @@ class SystemIntervals:
 
         def logit(x, t):
             z = sliced.full(x)
-            grads, centre = self._logit_gradients(metric, np.array([t]), all_coordinates,
+            grads, centre = self.logit_gradients(metric, np.array([t]), all_coordinates,
                                                   z, rows=[i],
                                                   derivatives=shared.pieces(z))
             return float(centre[0, 0]), sliced.T.T @ grads[:, 0, 0]
@@ -260,7 +285,7 @@ class SystemIntervals:
         region.objective.objective = objective
         return region
 
-    def _task_variance(self, metric: str, k_arr: np.ndarray, rows=None) -> np.ndarray:
+    def task_variance(self, metric: str, k_arr: np.ndarray, rows=None) -> np.ndarray:
         """(I, K) variance of each system's benchmark metric given the data, at the optimum.
 
         Task j's success probability has a posterior (a mixture over the grid
@@ -270,7 +295,17 @@ class SystemIntervals:
         (``E[(1 - p)^n]`` at ``n = k, 2k``; ``E[p^n]`` likewise). AUC@k
         averages Pass@h over ``h <= k``, so its standard deviation per task is
         at most the average of theirs: that bound is used, the average taken
-        over at most 24 log-spaced horizons (trapezoid rule).
+        over at most 24 log-spaced horizons (trapezoid rule). `rows` are
+        system positions (default all).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> y = np.array([[0, 1, 2, 4, 5], [1, 3, 2, 5, 5]])
+        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5)), seed=0)
+        >>> fit.task_variance("pass@k", np.array([1, 10])).shape
+        (2, 2)
         """
         r = self._posterior(None)
         a, log_kappa, _, log_s = self._coordinates(self.params)
@@ -312,10 +347,10 @@ class SystemIntervals:
             out[n] = (sds ** 2).sum(axis=0) / n_tasks ** 2
         return out
 
-    def _logit_gradients(self, metric: str, k_arr: np.ndarray, active: np.ndarray,
-                         z: np.ndarray | None = None, rows=None,
-                         derivatives: _PooledDerivatives | None = None,
-                         tasks: np.ndarray | None = None):
+    def logit_gradients(self, metric: str, k_arr: np.ndarray,
+                        active: np.ndarray | None = None, z: np.ndarray | None = None, rows=None,
+                        derivatives: PooledDerivatives | None = None,
+                        tasks: np.ndarray | None = None):
         """(C, len(rows), K) gradients of the systems' metric logits in the free coordinates,
         and the logits, (len(rows), K), at coordinates `z` (the optimum by default).
 
@@ -325,17 +360,28 @@ class SystemIntervals:
         the centring of abilities and slopes, the others').
         :func:`~passmix.metrics.evaluate_logit` gives the gradient in both, and
         the posterior's own derivative is analytic
-        (:meth:`_PooledDerivatives.posterior_contraction`): nothing is
+        (:meth:`PooledDerivatives.posterior_contraction`): nothing is
         differenced, and the cost is a few matrix products over (task, grid).
         `rows` are system positions (default all); `derivatives`, the pieces at `z`
         if already computed; `tasks`, a 0/1 mask of the tasks the metric averages
-        over (default all).
+        over (default all); `active`, the coordinates whose gradient is kept (default
+        those free at the optimum: a coordinate held on its bound gets zero).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> y = np.array([[0, 1, 2, 4, 5], [1, 3, 2, 5, 5]])
+        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5)), seed=0)
+        >>> grads, logits = fit.logit_gradients("pass@k", np.array([1, 10]))
+        >>> grads.shape == (fit.params.size, 2, 2), logits.shape
+        (True, (2, 2))
         """
         n_sys = self.layout.n_systems
         rows = list(range(n_sys)) if rows is None else list(rows)
         at = self.params if z is None else np.asarray(z, dtype=float)
         if derivatives is None:
-            derivatives = (self._derivatives() if z is None else
+            derivatives = (self.derivatives() if z is None else
                            _pooled_derivatives(self.layout, self.grid, self.family,
                                                self.blocks(), at, second=False))
         r0 = self._posterior(None) if z is None else derivatives.r
@@ -389,6 +435,8 @@ class SystemIntervals:
             part = derivatives.posterior_contraction(weights)    # (n, len(chunk) * K)
             grads[:, first:first + len(chunk)] += part.reshape(at.size, len(chunk),
                                                                k_arr.size)
+        if active is None:
+            active = np.diag(self.covariance_matrix()) > 0
         grads[~active] = 0.0
         return grads, centre
 

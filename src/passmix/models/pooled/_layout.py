@@ -103,15 +103,21 @@ def block_names(family: str, slope: bool = False) -> tuple[str, ...]:
     return ("ability", "log_concentration", *(("log_slope",) if slope else ()), *tail)
 
 
-def _blocks(family: str, n_systems: int, n_grid: int, n_components: int = 1,
-            slope: bool = False, shared: bool = False) -> list[tuple[str, int]]:
+def coordinate_blocks(family: str, n_systems: int, n_grid: int, n_components: int = 1,
+                      slope: bool = False, shared: bool = False) -> list[tuple[str, int]]:
     """The optimiser's coordinates: (name, size) of each free variable with any.
 
     The normal family is a mixture of `n_components` normals: a mean and a
     log-sd each, and ``n_components - 1`` logits of the mixing weights (the
     first component's logit is 0). With `slope`, a log-slope per system
     follows the concentrations; with `shared`, one log-concentration serves
-    every system.
+    every system. :meth:`PooledFit.blocks` gives a fit's.
+
+    Examples
+    --------
+    >>> from passmix.models.pooled import coordinate_blocks
+    >>> coordinate_blocks("normal", 3, 41, shared=True)
+    [('ability', 3), ('log_concentration', 1), ('difficulty_mean', 1), ('log_difficulty_sd', 1)]
     """
     blocks = [("ability", n_systems), ("log_concentration", 1 if shared else n_systems)]
     if slope:

@@ -75,7 +75,7 @@ _CHUNK = 4_000_000  # elements of a (coordinates x tasks x grid) block held at o
 
 
 @dataclass(frozen=True)
-class _PooledDerivatives:
+class PooledDerivatives:
     """The pooled log-likelihood's pieces at one point, for its analytic derivatives.
 
     ``r`` (J, G) task posterior; ``d1`` (I, U, G, P) and ``d2`` (I, U, U, G, P)
@@ -196,7 +196,7 @@ class _PooledDerivatives:
 
 def _pooled_derivatives(layout: _Layout, grid: np.ndarray, family: str, blocks,
                         z: np.ndarray, step: float = 1e-4, second: bool = True
-                        ) -> _PooledDerivatives:
+                        ) -> PooledDerivatives:
     """The analytic derivative pieces of the pooled model at coordinates `z`.
 
     The difficulty distribution's ``log w`` is differenced (a cheap G-vector,
@@ -313,7 +313,7 @@ def _pooled_derivatives(layout: _Layout, grid: np.ndarray, family: str, blocks,
     joint = log_w[None, :] + task_grid_loglik(layout, a, log_kappa, grid, log_s)
     per_task = _lse(joint, axis=1, keepdims=True)
     r = np.exp(joint - per_task)
-    return _PooledDerivatives(r, d1, d2, w1, w2, transform, layout.cell_pair,
+    return PooledDerivatives(r, d1, d2, w1, w2, transform, layout.cell_pair,
                               layout.incidence, float(per_task.sum()))
 
 

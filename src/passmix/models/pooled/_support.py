@@ -13,7 +13,7 @@ from ..._cache import BoundedMemo
 from ...inference.optimize import at_bound
 from ...data.panel import Panel
 from ._layout import _BOUNDS
-from ._likelihood import _PooledDerivatives, _pooled_derivatives
+from ._likelihood import PooledDerivatives, _pooled_derivatives
 
 
 def _unidentified(blocks, free: np.ndarray) -> np.ndarray:
@@ -220,7 +220,7 @@ _LOGIT_FLOOR = float(np.log(1e-30))
 
 
 class _SharedPieces:
-    """The pooled log-likelihood and its gradient from :class:`_PooledDerivatives`, which
+    """The pooled log-likelihood and its gradient from :class:`PooledDerivatives`, which
     the metric's gradient needs at the same points: computed once per point.
 
     The profile's searches use this instead of the compiled objective, so each
@@ -234,7 +234,7 @@ class _SharedPieces:
         self.fit = fit
         self._seen: BoundedMemo = BoundedMemo(64)
 
-    def pieces(self, z: np.ndarray) -> _PooledDerivatives:
+    def pieces(self, z: np.ndarray) -> PooledDerivatives:
         key = z.tobytes()
         if key not in self._seen:
             fit = self.fit

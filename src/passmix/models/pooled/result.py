@@ -20,8 +20,8 @@ from ...data.counts import Counts
 from ...data.panel import Panel
 from ...inference.profile import repair_across_metrics
 from ._graph import _layout_loglik
-from ._layout import _Layout, _blocks, _box, _system_parts, panel_layout, split_blocks
-from ._likelihood import (_PooledDerivatives, _log_grid_weights, _lse, _pooled_derivatives,
+from ._layout import _Layout, coordinate_blocks, _box, _system_parts, panel_layout, split_blocks
+from ._likelihood import (PooledDerivatives, _log_grid_weights, _lse, _pooled_derivatives,
                           beta_shapes, task_grid_loglik)
 from ._support import PROFILE_CELLS, _unidentified
 from ._intervals import SystemIntervals
@@ -71,7 +71,7 @@ class PooledFit(SystemIntervals, PairedDifferences):
     robust : bool
         Whether intervals are widened where the tasks' own scores vary more than
         the model's information says (a sandwich check, per system, metric and
-        horizon; :meth:`_inflation`): True by default, since the shared
+        horizon; :meth:`inflation`): True by default, since the shared
         difficulty order is an assumption real systems break. ``replace(fit,
         robust=False, _cache={})`` gives the model-only intervals.
     """
@@ -109,7 +109,7 @@ class PooledFit(SystemIntervals, PairedDifferences):
         grid = np.asarray(grid, dtype=float)
         params = np.asarray(params, dtype=float)
         layout = panel_layout(panel)
-        blocks = _blocks(family, layout.n_systems, grid.size, n_components, slope,
+        blocks = coordinate_blocks(family, layout.n_systems, grid.size, n_components, slope,
                          concentration == "shared")
         parts = split_blocks(params, blocks)
         a, log_kappa, _ = _system_parts(parts)
@@ -135,8 +135,9 @@ class PooledFit(SystemIntervals, PairedDifferences):
 
     def blocks(self) -> list:
         """The coordinate blocks of :attr:`params`: ``(name, size)`` in order."""
-        return _blocks(self.family, self.layout.n_systems, self.grid.size, self.n_components,
-                       self.slope, self.concentration == "shared")
+        return coordinate_blocks(self.family, self.layout.n_systems, self.grid.size,
+                                 self.n_components, self.slope,
+                                 self.concentration == "shared")
 
     def _coordinates(self, z: np.ndarray):
         """Abilities, log-concentrations, log grid weights and log-slopes at coordinates `z`
@@ -233,10 +234,10 @@ class PooledFit(SystemIntervals, PairedDifferences):
         return self._per_system(evaluate_metric, metric, k_arr, z, rows, tasks)
 
     def metric_logits(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None,
-                      rows=None) -> np.ndarray:
+                      rows=None, tasks: np.ndarray | None = None) -> np.ndarray:
         """(I, K) logits of the metric at coordinates `z` (as :meth:`metric_values`), exact
         where it underflows or rounds to 1."""
-        return self._per_system(evaluate_logit, metric, k_arr, z, rows)
+        return self._per_system(evaluate_logit, metric, k_arr, z, rows, tasks)
 
     def metric(self, metric: str, k):
         """A metric of every system at horizon(s) `k`, as every result's ``metric`` gives it.
@@ -298,8 +299,30 @@ class PooledFit(SystemIntervals, PairedDifferences):
         return PooledSystem(self, self.panel.index(system))
 
     # -- uncertainty ------------------------------------------------------------------
-    def _derivatives(self) -> _PooledDerivatives:
-        """The analytic derivative pieces at the optimum (kept: several uses need them)."""
+    def derivatives(self, z: np.ndarray | None = None) -> PooledDerivatives:
+        """The log-likelihood's analytic derivative pieces at coordinates `z` (default the
+        optimum, kept): its score, observed information and the tasks' scores.
+
+        The model's half of the likelihood interface: the covariance
+        (:meth:`covariance_matrix`), the sandwich and the metric gradients
+        (:meth:`logit_gradients`) are built from these.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import passmix
+        >>> y = np.array([[0, 1, 2, 4, 5], [1, 3, 2, 5, 5]])
+        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5)), seed=0)
+        >>> pieces = fit.derivatives()
+        >>> scores = pieces.task_scores()  # (coordinates, tasks)
+        >>> scores.shape == (fit.params.size, 5)
+        True
+        >>> bool(np.allclose(scores.sum(axis=1), pieces.score(), atol=1e-8))
+        True
+        """
+        if z is not None:
+            return _pooled_derivatives(self.layout, self.grid, self.family, self.blocks(),
+                                       np.asarray(z, dtype=float))
         if "derivatives" not in self._cache:
             self._cache["derivatives"] = _pooled_derivatives(self.layout, self.grid, self.family,
                                                              self.blocks(), self.params)
@@ -331,7 +354,7 @@ class PooledFit(SystemIntervals, PairedDifferences):
             if free.any():
                 # the analytic observed information (2n gradients of differencing cost
                 # minutes for hundreds of systems; this agrees with them to ~1e-6)
-                info = self._derivatives().information()[np.ix_(free, free)]
+                info = self.derivatives().information()[np.ix_(free, free)]
                 cov[np.ix_(free, free)] = covariance_from_information(
                     info, null=_unidentified(self.blocks(), free))
             self._cache["cov"] = cov
@@ -339,10 +362,10 @@ class PooledFit(SystemIntervals, PairedDifferences):
 
     def _robust_covariance(self) -> np.ndarray:
         """The sandwich ``C S C``: C the inverse observed information (:meth:`covariance_matrix`),
-        S the sum of the tasks' score outer products (:meth:`_PooledDerivatives.task_scores`)."""
+        S the sum of the tasks' score outer products (:meth:`PooledDerivatives.task_scores`)."""
         if "robust_cov" not in self._cache:
             cov = self.covariance_matrix()
-            scores = self._derivatives().task_scores()
+            scores = self.derivatives().task_scores()
             free = np.diag(cov) > 0
             scores[~free] = 0.0
             self._cache["robust_cov"] = cov @ (scores @ scores.T) @ cov
