@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from numpy.testing import assert_allclose
 
 import passmix
 from passmix.examples import example_path
@@ -71,3 +72,30 @@ def test_the_example_as_on_the_old_stack(groups, method, interval):
     bad = moved & ~(too_narrow_before & contains)
     assert not bad.any(), widened.loc[bad, keys + ["lower", "upper", "lower_ref", "upper_ref",
                                                     "lower_profile", "upper_profile"]].to_string()
+
+
+CURRENT = REFERENCE / "current"
+
+
+@pytest.mark.parametrize("method, interval", [
+    ("pooled", "delta"), ("mixture", "delta"), ("mixture", "profile"),
+    pytest.param("pooled", "profile", marks=pytest.mark.slow),
+])
+def test_the_example_as_before_the_refactor(groups, method, interval):
+    """Issue 36: one likelihood-model interface must not move the example's numbers:
+    estimates within 1e-6, interval ends within 1e-4 of ``tests/data/reference/current``
+    (made at commit efd29ce; see its README)."""
+    ref = pd.read_csv(CURRENT / f"example_{method}_{interval}.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = passmix.estimate_table(groups, ["model"], k=[1, 10, 100, 1000], method=method,
+                                     interval=interval, seed=0)
+    keys = ["model", "metric", "k"]
+    merged = ref.merge(got, on=keys, suffixes=("_ref", ""), validate="one_to_one")
+    assert len(merged) == len(ref) == 7 * 3 * 4
+    assert (merged["n_components"] == merged["n_components_ref"]).all()
+    assert_allclose(merged["estimate"], merged["estimate_ref"], rtol=0, atol=1e-6)
+    for end in ("lower", "upper"):
+        gap = np.abs(merged[end] - merged[f"{end}_ref"])
+        assert gap.max() <= 1e-4, merged.loc[gap.idxmax(), keys + [end, f"{end}_ref"]].tolist()
+
