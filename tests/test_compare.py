@@ -516,6 +516,14 @@ class TestMethodObjects:
         assert by_object.method == "pooled" and by_object.details["interval"] == "delta"
         for name in ("estimate", "se", "lower", "upper", "band_lower", "band_upper"):
             assert_allclose(getattr(by_object, name), getattr(by_name, name))
+        # rank's methods likewise
+        from passmix.compare import ranking
+
+        by_name = passmix.rank(fit, [1, 100], method="pooled").summary()
+        by_object = passmix.rank(fit, [1, 100], method=ranking.PooledRanking()).summary()
+        pd.testing.assert_frame_equal(by_object, by_name)
+        assert sorted(ranking.RANK_METHOD_CLASSES) == sorted(
+            m for m in passmix.compare.RANK_METHODS if m != "auto")
 
     @pytest.mark.unit
     def test_bad_options_and_names(self):

@@ -8,7 +8,8 @@
 * :mod:`~passmix.compare.result`: :class:`Comparison`, its table, certified signs
   and crossings;
 * :mod:`~passmix.compare.ranking`: :func:`rank`, systems at a horizon with
-  simultaneous and rank intervals and the probability of being best;
+  simultaneous and rank intervals and the probability of being best (its
+  methods, too, are objects: ``PooledRanking``, ``MixtureRanking``);
 * :mod:`~passmix.compare.direct`: the model-free pieces (per-task unbiased
   values, the multiplier-bootstrap sup-t band).
 

@@ -31,9 +31,8 @@ from .._defaults import LEVEL, RANK_METHODS
 from .._validation import check_k, check_level, check_metric, check_seed, check_whole
 from ..inference.delta import normal_quantile
 
-__all__ = ["RANK_METHODS", "Ranking", "rank"]
-
-#: the methods :func:`rank` offers
+__all__ = ["RANK_METHODS", "RANK_METHOD_CLASSES", "MixtureRanking", "PooledRanking",
+           "RankMethod", "RankSetup", "Ranking", "rank"]
 
 #: normal draws per batch (bounds the (draws x pairs) block held at once)
 _BATCH = 1000
@@ -109,10 +108,12 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str = "auto",
     k : int or sequence of int
         Horizon(s); each is ranked on its own.
     metric : {"pass@k", "pass^k", "auc@k"}, default "pass@k"
-    method : {"auto", "pooled", "mixture"}, default "auto"
-        The pooled model's joint covariance; each system's own Beta mixture
-        (independent, conservative); or pooled up to 20 trials per task and
-        the mixture beyond, as :func:`passmix.compare` decides.
+    method : {"auto", "pooled", "mixture"} or RankMethod, default "auto"
+        The pooled model's joint covariance (:class:`PooledRanking`); each
+        system's own Beta mixture (:class:`MixtureRanking`: independent,
+        conservative); or pooled up to 20 trials per task and the mixture
+        beyond, as :func:`passmix.compare` decides. A method object is taken
+        as it is.
     level : float, default 0.95
         Level of the simultaneous intervals and of the rank intervals.
     seed : int or numpy.random.Generator, optional
@@ -147,32 +148,108 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str = "auto",
     level = check_level(level)
     n_draws = check_whole(n_draws, "n_draws", minimum=100)
     rng = np.random.default_rng(0 if seed is None else check_seed(seed))
-    fit, panel, method, why = systems_setup(data, system, method, RANK_METHODS, fit_kwargs)
-    details: dict = {"why": f"{method}: {why}"} if why else {}
-    seed_fit = 0 if seed is None else seed
-    if method == "pooled":
+    chosen = method if isinstance(method, RankMethod) else None
+    fit, panel, name, why = systems_setup(
+        data, system, chosen.name if chosen is not None else method, RANK_METHODS, fit_kwargs)
+    if chosen is None:
+        chosen = RANK_METHOD_CLASSES[name]()
+    details: dict = {"why": f"{name}: {why}"} if why else {}
+    frames = chosen(RankSetup(panel=panel, metric=metric, k=k_arr, level=level,
+                              n_draws=n_draws, rng=rng, seed=0 if seed is None else seed,
+                              fit_kwargs=fit_kwargs, given=fit), details)
+    return Ranking(table=pd.concat(frames, ignore_index=True), method=name, metric=metric,
+                   level=level, details=details)
+
+
+@dataclass(frozen=True)
+class RankSetup:
+    """What every method of :func:`rank` starts from: the panel, metric, horizons, level,
+    the normal draws (`n_draws`, `rng`), the fits' `seed` and `fit_kwargs`, and a pooled
+    fit the caller gave (`given`, or None)."""
+
+    panel: Any
+    metric: str
+    k: np.ndarray
+    level: float
+    n_draws: int
+    rng: np.random.Generator
+    seed: Any
+    fit_kwargs: dict
+    given: Any = None
+
+
+class RankMethod:
+    """A way to rank: called on a :class:`RankSetup` and the comparison's `details` (which
+    it fills with what it fitted), it returns one table per horizon."""
+
+    name: str = ""
+
+    def __call__(self, setup: RankSetup, details: dict) -> list[pd.DataFrame]:  # pragma: no cover
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class PooledRanking(RankMethod):
+    """The pooled model's joint covariance of every system's metric
+    (:meth:`passmix.PooledFit.metric_covariance`), sup-t over the systems and the pairs;
+    each system's interval is the fit's own (profile where it profiles) at the level of
+    that critical value.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import passmix
+    >>> from passmix.compare.ranking import PooledRanking
+    >>> rng = np.random.default_rng(0)
+    >>> p = 1 / (1 + np.exp(-(np.array([[-1.0], [1.5]]) - rng.normal(1.0, 1.5, size=60))))
+    >>> panel = passmix.Panel(rng.binomial(10, p), np.full(p.shape, 10), systems=["s", "l"])
+    >>> passmix.rank(panel, 10, method=PooledRanking()).method
+    'pooled'
+    """
+
+    name = "pooled"
+
+    def __call__(self, setup: RankSetup, details: dict) -> list[pd.DataFrame]:
+        fit = setup.given
         if fit is None:
             from ..models.pooled.fit import fit_pooled
 
-            fit = fit_pooled(panel, seed=seed_fit, **fit_kwargs)
+            fit = fit_pooled(setup.panel, seed=setup.seed, **setup.fit_kwargs)
         details["fit"] = fit
         frames = []
-        for kv in k_arr:
-            est, cov = fit.metric_covariance(metric, int(kv))
+        for kv in setup.k:
+            est, cov = fit.metric_covariance(setup.metric, int(kv))
 
             def ends(at: float, kv=int(kv)):
                 # the fit's own intervals (profile where it profiles), at the level
                 # that makes them simultaneous: the delta method alone under-covers
                 # far horizons, where the shared difficulty's error does not cancel
-                pairs = [fit.system(label).interval(metric, kv, at) for label in panel.systems]
+                pairs = [fit.system(label).interval(setup.metric, kv, at)
+                         for label in setup.panel.systems]
                 return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
 
-            frames.append(_ranked(panel.systems, kv, est, cov, level, n_draws, rng, ends))
-    else:
-        frames = _mixture_ranking(panel, k_arr, metric, level, n_draws, rng, seed_fit,
-                                  fit_kwargs, details)
-    return Ranking(table=pd.concat(frames, ignore_index=True), method=method, metric=metric,
-                   level=level, details=details)
+            frames.append(_ranked(setup.panel.systems, kv, est, cov, setup.level,
+                                  setup.n_draws, setup.rng, ends))
+        return frames
+
+
+class MixtureRanking(RankMethod):
+    """Each system's own Beta mixture (independent, conservative): Bonferroni-level profile
+    intervals over the systems, pairs joined by MOVER at the Bonferroni level over the
+    pairs."""
+
+    name = "mixture"
+
+    def __call__(self, setup: RankSetup, details: dict) -> list[pd.DataFrame]:
+        return _mixture_ranking(setup.panel, setup.k, setup.metric, setup.level,
+                                setup.n_draws, setup.rng, setup.seed, setup.fit_kwargs,
+                                details)
+
+
+#: the ranking methods by name (``"auto"`` is resolved by :func:`rank` first)
+RANK_METHOD_CLASSES = {cls.name: cls for cls in (PooledRanking, MixtureRanking)}
 
 
 def _max_quantiles(draws_of, n_draws: int, level: float, rng, scales) -> list[float]:
