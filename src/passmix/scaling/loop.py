@@ -24,7 +24,7 @@ from .._validation import (DegenerateDataWarning, FitWarning, check_k, check_lev
 from ..data.counts import Counts
 from .samplers import AdaptiveSampler, Sampler, make_sampler
 
-__all__ = ["EvaluationError", "EvaluationResult", "evaluate"]
+__all__ = ["EvaluationError", "EvaluationLoop", "EvaluationResult", "evaluate"]
 
 TRAJECTORY_COLUMNS = ("attempts", "estimate", "lower", "upper", "halfwidth", "level")
 ON_ERROR = ("fail", "retry", "raise")
@@ -278,95 +278,142 @@ def evaluate(attempt: Callable, tasks: Sequence | int, *, budget: int, k: int,
     if len(set(map(repr, labels))) != len(labels):
         raise ValueError("tasks has duplicate labels.")
     n_tasks = len(labels)
-    fit_with = _predictor(predictor, seed)
-    refit_every = int(refit_every) if refit_every else n_tasks
-
     if resume is not None:
         if resume.counts.n_tasks != n_tasks:
             raise ValueError(f"resume has {resume.counts.n_tasks} tasks, not {n_tasks}.")
         smp = resume.sampler
-        rows = resume.trajectory.to_dict("records")
-        errors = resume.errors.to_dict("records")
     else:
         smp = make_sampler(sampler, n_tasks, k=k, budget=int(budget), seed=seed)
         if isinstance(smp, AdaptiveSampler) and smp.k != k:
             warnings.warn(f"the sampler targets k = {smp.k}, the evaluation k = {k}.",
                           stacklevel=2)
-        rows, errors = [], []
+    loop = EvaluationLoop(
+        attempt, labels, smp, budget=int(budget), k=k, metric=metric, predictor=predictor,
+        seed=seed, batch_size=int(batch_size), batch=batch, target_halfwidth=target_halfwidth,
+        min_attempts=min_attempts, level=level, alpha_spending=alpha_spending,
+        interval=interval, refit_every=int(refit_every) if refit_every else n_tasks,
+        on_error=on_error, retries=retries, resume=resume)
+    result = loop.run(progress)
+    failed = sum(e["action"] == "failed" for e in loop.errors)
+    if failed:
+        first = next(e["error"] for e in loop.errors if e["action"] == "failed")
+        warnings.warn(f"{failed} call(s) of attempt raised and were counted as failures "
+                      f"(first: {first}); see the result's errors.", UserWarning,
+                      stacklevel=2)
+    return result
 
-    def counts_now() -> Counts:
-        return Counts(smp.successes, smp.attempts, tasks=np.array(labels, dtype=object)
+
+class EvaluationLoop:
+    """One call of :func:`evaluate`, its steps named: attempt, refit (a look), stop, finish.
+
+    :func:`evaluate` validates its arguments, builds the loop on a sampler and
+    calls :meth:`run`; the loop holds what a run accumulates (the sampler's
+    counts, the trajectory of looks, the errors, the fit and the alpha-spending
+    clock). The arguments are :func:`evaluate`'s, checked.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from passmix.scaling import OracleSystem, make_sampler
+    >>> from passmix.scaling.loop import EvaluationLoop
+    >>> system = OracleSystem(np.random.default_rng(0).beta(0.5, 2.0, 20), seed=0)
+    >>> sampler = make_sampler("uniform", 20, k=10, seed=0)
+    >>> loop = EvaluationLoop(system, list(range(20)), sampler, budget=60, k=10,
+    ...                       predictor="beta_binomial", seed=0)
+    >>> result = loop.run(progress=False)
+    >>> result.attempts, len(loop.rows)  # a look every 20 attempts
+    (60, 3)
+    """
+
+    def __init__(self, attempt: Callable, labels: list, sampler: Sampler, *, budget: int,
+                 k: int, metric: str = "pass@k", predictor: str = "mixture", seed=None,
+                 batch_size: int = 1, batch: bool = False,
+                 target_halfwidth: float | None = None, min_attempts: int = 1,
+                 level: float = LEVEL, alpha_spending: float | None = 1.0,
+                 interval: str = "delta", refit_every: int | None = None,
+                 on_error: str = "fail", retries: int = 2,
+                 resume: EvaluationResult | None = None) -> None:
+        self.attempt, self.labels, self.sampler = attempt, labels, sampler
+        self.budget, self.k, self.metric, self.level = budget, k, metric, level
+        self.predictor, self.interval = predictor, interval
+        self.batch_size, self.batch = batch_size, batch
+        self.target_halfwidth, self.min_attempts = target_halfwidth, min_attempts
+        self.alpha_spending = alpha_spending
+        self.refit_every = refit_every or len(labels)
+        self.on_error, self.retries = on_error, retries
+        self.fit_with = _predictor(predictor, seed)
+        self.rows: list[dict] = resume.trajectory.to_dict("records") if resume else []
+        self.errors: list[dict] = resume.errors.to_dict("records") if resume else []
+        self.fit = resume.fit if resume is not None else None
+        self.spent = 0
+        # alpha spending: the share of the budget spent at the last look
+        self.clock = 0.0
+        self.spending = target_halfwidth is not None and alpha_spending is not None
+
+    # -- the steps ---------------------------------------------------------------
+    def counts(self) -> Counts:
+        """The counts so far, labelled by the tasks."""
+        labels = self.labels
+        return Counts(self.sampler.successes, self.sampler.attempts,
+                      tasks=np.array(labels, dtype=object)
                       if not all(isinstance(t, (int, np.integer)) for t in labels) else labels)
 
-    state = {"fit": resume.fit if resume is not None else None, "clock": 0.0}
-    spending = target_halfwidth is not None and alpha_spending is not None
-
-    def share(fraction: float) -> float:
+    def share(self, fraction: float) -> float:
         """This look's share of the error: ``alpha(t) - alpha(t_previous look)``.
 
         Every look takes its share when it happens, whether or not it may stop,
         so the shares are fixed by the looks' times, not by the data, and sum
         to at most ``1 - level``: a look that may not stop forfeits its share.
         """
-        before = (1.0 - level) * state["clock"] ** float(alpha_spending)
-        state["clock"] = min(fraction, 1.0)
-        return (1.0 - level) * state["clock"] ** float(alpha_spending) - before
+        power = float(self.alpha_spending)
+        before = (1.0 - self.level) * self.clock ** power
+        self.clock = min(fraction, 1.0)
+        return (1.0 - self.level) * self.clock ** power - before
 
-    def refit(may_stop: bool, last: bool) -> tuple[float, bool]:
+    def refit(self, may_stop: bool, last: bool) -> tuple[float, bool]:
         """Refit and record a look: its half-width, and whether the rule may stop on it."""
-        counts = counts_now()
         with warnings.catch_warnings(record=True) as said:
             warnings.simplefilter("always")
-            result = fit_with(counts)
+            result = self.fit_with(self.counts())
             # Not a look to stop on: a fit that warns of data that do not identify
             # the metric (e.g. one attempt per task) or of no convergence, or a
             # delta interval that treats coordinates on a bound as known.
             doubtful = any(issubclass(w.category, (DegenerateDataWarning, FitWarning))
                            for w in said)
             may_stop = may_stop and not doubtful and not (
-                interval == "delta" and getattr(result, "on_bound", ()))
-            at_level = level
-            if spending:
-                error = share(1.0 if last else spent / budget)
+                self.interval == "delta" and getattr(result, "on_bound", ()))
+            at_level = self.level
+            if self.spending:
+                error = self.share(1.0 if last else self.spent / self.budget)
                 if last:  # reported whatever it is: a floor keeps the interval finite
                     at_level = 1.0 - max(error, _MIN_LOOK_ERROR)
                 elif may_stop and error >= _MIN_LOOK_ERROR:
                     at_level = 1.0 - error
                 else:
                     may_stop = False
-            est = float(result.metric(metric, k))
-            ci = result.interval(metric, k, at_level, method=interval)
+            est = float(result.metric(self.metric, self.k))
+            ci = result.interval(self.metric, self.k, at_level, method=self.interval)
         lo, hi = float(ci[0]), float(ci[1])
-        rows.append({"attempts": int(smp.attempts.sum()), "estimate": est, "lower": lo,
-                     "upper": hi, "halfwidth": (hi - lo) / 2, "level": at_level})
-        state["fit"] = result
+        self.rows.append({"attempts": int(self.sampler.attempts.sum()), "estimate": est,
+                          "lower": lo, "upper": hi, "halfwidth": (hi - lo) / 2,
+                          "level": at_level})
+        self.fit = result
         return (hi - lo) / 2, may_stop
 
-    def finish(stopped: str) -> EvaluationResult:
-        counts = counts_now()
-        last = rows[-1]["attempts"] if rows else -1
-        if counts.trials.sum() > 0 and last != counts.trials.sum():
-            refit(False, True)  # reported: it takes the rest of the error
-        return EvaluationResult(
-            state["fit"], counts, pd.DataFrame(rows, columns=list(TRAJECTORY_COLUMNS)),
-            pd.DataFrame(errors, columns=["attempts", "task", "error", "action"]), stopped,
-            metric, k, level, smp, {"predictor": predictor, "interval": interval,
-                                          "alpha_spending": alpha_spending})
-
-    def call(positions: np.ndarray) -> np.ndarray:
-        """Outcomes of one call of `attempt` (one task, or a batch)."""
-        tries = 0
+    def call(self, positions: np.ndarray) -> np.ndarray:
+        """Outcomes of one call of `attempt` (one task, or a batch), after `on_error`."""
+        labels, tries = self.labels, 0
         while True:
             try:
-                value = attempt([labels[t] for t in positions]) if batch \
-                    else [attempt(labels[positions[0]])]
+                value = self.attempt([labels[t] for t in positions]) if self.batch \
+                    else [self.attempt(labels[positions[0]])]
             except Exception as exc:  # the user's system failed: record it, then decide
-                action = "retried" if on_error == "retry" and tries < retries else \
-                    "raised" if on_error == "raise" else "failed"
-                errors.append({"attempts": int(smp.attempts.sum()),
-                               "task": [labels[t] for t in positions] if batch
-                               else labels[positions[0]],
-                               "error": f"{type(exc).__name__}: {exc}", "action": action})
+                action = "retried" if self.on_error == "retry" and tries < self.retries else \
+                    "raised" if self.on_error == "raise" else "failed"
+                self.errors.append({"attempts": int(self.sampler.attempts.sum()),
+                                    "task": [labels[t] for t in positions] if self.batch
+                                    else labels[positions[0]],
+                                    "error": f"{type(exc).__name__}: {exc}", "action": action})
                 if action == "retried":
                     tries += 1
                     continue
@@ -375,60 +422,79 @@ def evaluate(attempt: Callable, tasks: Sequence | int, *, budget: int, k: int,
                 return np.zeros(positions.size, dtype=bool)
             return _outcomes(value, positions.size)
 
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
+    def spend(self, n: int) -> None:
+        """Pick `n` attempts, make them and record their outcomes; what was picked but
+        not made (an interruption) goes back to the sampler."""
+        picks = self.sampler.next_tasks(n)
+        calls = [picks] if self.batch else [picks[i:i + 1] for i in range(n)]
+        done = 0
+        try:
+            for positions in calls:
+                self.sampler.update(positions, self.call(positions))
+                done += positions.size
+        except BaseException:
+            self.sampler.cancel(picks[done:])
+            self.spent += done
+            raise
+        self.spent += n
 
-        bar = tqdm(total=int(budget), desc=f"{metric} at k={k}", leave=True)
-    spent, since_fit, stopped = 0, 0, "budget"
-    try:
-        while spent < budget:
-            n = min(int(batch_size), int(budget) - spent)
-            picks = smp.next_tasks(n)
-            calls = [picks] if batch else [picks[i:i + 1] for i in range(n)]
-            done = 0
-            try:
-                for positions in calls:
-                    smp.update(positions, call(positions))
-                    done += positions.size
-            except BaseException:
-                smp.cancel(picks[done:])
-                spent += done
-                raise
-            spent += n
-            since_fit += n
-            if bar is not None:
-                bar.update(n)
-            if since_fit >= refit_every or spent >= budget:
-                since_fit = 0
-                # every look takes its share of the error; only some may stop
-                halfwidth, may_stop = refit(
-                    target_halfwidth is not None and bool((smp.attempts >= min_attempts).all()),
-                    spent >= budget)
+    def look(self) -> tuple[float, bool]:
+        """A refit at which the rule may stop once every task has `min_attempts`
+        attempts; every look takes its share of the error."""
+        may_stop = self.target_halfwidth is not None and bool(
+            (self.sampler.attempts >= self.min_attempts).all())
+        return self.refit(may_stop, self.spent >= self.budget)
+
+    def finish(self, stopped: str) -> EvaluationResult:
+        """The result; a last refit first if the attempts moved since the last look (it
+        takes the rest of the error)."""
+        counts = self.counts()
+        last = self.rows[-1]["attempts"] if self.rows else -1
+        if counts.trials.sum() > 0 and last != counts.trials.sum():
+            self.refit(False, True)
+        return EvaluationResult(
+            self.fit, counts, pd.DataFrame(self.rows, columns=list(TRAJECTORY_COLUMNS)),
+            pd.DataFrame(self.errors, columns=["attempts", "task", "error", "action"]),
+            stopped, self.metric, self.k, self.level, self.sampler,
+            {"predictor": self.predictor, "interval": self.interval,
+             "alpha_spending": self.alpha_spending})
+
+    def run(self, progress: bool = True) -> EvaluationResult:
+        """Spend the budget, a look every `refit_every` attempts, until the target or the
+        budget (or an interruption, or an error with ``on_error="raise"``)."""
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=self.budget, desc=f"{self.metric} at k={self.k}", leave=True)
+        since_fit, stopped = 0, "budget"
+        try:
+            while self.spent < self.budget:
+                n = min(self.batch_size, self.budget - self.spent)
+                self.spend(n)
+                since_fit += n
                 if bar is not None:
-                    bar.set_postfix(estimate=f"{rows[-1]['estimate']:.4f}",
-                                    halfwidth=f"{halfwidth:.4f}")
-                if may_stop and halfwidth <= target_halfwidth:
-                    stopped = "target"
-                    break
-    except KeyboardInterrupt:
-        stopped = "interrupted"
-    except _Stop as stop:
-        stopped = "error"
-        result = finish(stopped)
-        cause = stop.__cause__
-        raise EvaluationError(f"attempt raised {type(cause).__name__}: {cause}; the result "
-                              f"so far is on .result", result) from cause
-    finally:
-        if bar is not None:
-            bar.close()
-    failed = sum(e["action"] == "failed" for e in errors)
-    if failed:
-        first = next(e["error"] for e in errors if e["action"] == "failed")
-        warnings.warn(f"{failed} call(s) of attempt raised and were counted as failures "
-                      f"(first: {first}); see the result's errors.", UserWarning,
-                      stacklevel=2)
-    return finish(stopped)
+                    bar.update(n)
+                if since_fit >= self.refit_every or self.spent >= self.budget:
+                    since_fit = 0
+                    halfwidth, may_stop = self.look()
+                    if bar is not None:
+                        bar.set_postfix(estimate=f"{self.rows[-1]['estimate']:.4f}",
+                                        halfwidth=f"{halfwidth:.4f}")
+                    if may_stop and halfwidth <= self.target_halfwidth:
+                        stopped = "target"
+                        break
+        except KeyboardInterrupt:
+            stopped = "interrupted"
+        except _Stop as stop:
+            result = self.finish("error")
+            cause = stop.__cause__
+            raise EvaluationError(f"attempt raised {type(cause).__name__}: {cause}; the "
+                                  "result so far is on .result", result) from cause
+        finally:
+            if bar is not None:
+                bar.close()
+        return self.finish(stopped)
 
 
 class _Stop(Exception):
