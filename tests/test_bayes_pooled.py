@@ -215,3 +215,11 @@ def test_a_pooled_posterior_plots_one_system(pinned):
     assert_allclose(mean, draws.sel(system="b").mean(("chain", "draw")).values)
     with pytest.raises(ValueError, match="name the system"):
         plot_posterior_horizon(post, "pass@k", [1, 10])
+
+
+def test_rank_says_it_takes_counts_or_a_fit_not_draws(pinned):
+    post, fit = pinned
+    with pytest.raises(ValueError, match="rank takes counts or a pooled fit"):
+        passmix.rank(post, 10)
+    # the fit the draws started from ranks
+    assert passmix.rank(fit, 10).method == "pooled"

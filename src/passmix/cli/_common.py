@@ -22,8 +22,6 @@ from ..examples import example_path
 from ..estimators.registry import estimator_names, get_estimator
 from ..tables import NOISE
 
-
-
 FORMATS = ("table", "csv", "json")
 EXAMPLE_NAME = "math_m10"
 EXAMPLE_GROUP_BY = ("model",)

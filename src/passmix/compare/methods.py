@@ -28,6 +28,7 @@ import pandas as pd
 from scipy.special import ndtr
 
 from .._defaults import INTERVAL_METHODS
+from .._validation import check_whole
 from ..data.panel import Panel, system_name
 from ..inference.delta import normal_quantile
 from .direct import multiplier_band, task_values
@@ -152,7 +153,7 @@ class DirectMethod(PairMethod):
     name = "direct"
 
     def __init__(self, n_boot: int = 4000) -> None:
-        self.n_boot = int(n_boot)
+        self.n_boot = check_whole(n_boot, "n_boot", minimum=100)
 
     def __call__(self, setup: PairSetup) -> PairDifferences:
         parts = [self.pair(setup, ia, ib, mask)
@@ -192,27 +193,26 @@ class MixtureMethod(PairMethod):
     the two profile intervals joined by MOVER as if independent (conservative: the
     systems' positive correlation through the tasks only narrows the truth); the band
     joins intervals at the Bonferroni level over the horizons. Each system is fitted
-    once per task set."""
+    once per task set within a call."""
 
     name = "mixture"
 
-    def __init__(self) -> None:
-        self.fits: dict = {}
-
     def __call__(self, setup: PairSetup) -> PairDifferences:
-        parts = [self.pair(setup, ia, ib, mask, setup.fit_kwargs)
+        fits: dict = {}
+        parts = [self.pair(setup, ia, ib, mask, setup.fit_kwargs, fits)
                  for (ia, ib), mask in zip(setup.pairs, setup.shared)]
-        details = {"fits": {setup.panel.systems[i]: f for (i, _), f in self.fits.items()}}
+        details = {"fits": {setup.panel.systems[i]: f for (i, _), f in fits.items()}}
         return PairDifferences(parts, details, [self.name] * len(parts))
 
     def pair(self, setup: PairSetup, ia: int, ib: int, shared: np.ndarray,
-             fit_kwargs: dict) -> dict[str, Any]:
-        """One pair's record (see :class:`PairDifferences`)."""
+             fit_kwargs: dict, fits: dict) -> dict[str, Any]:
+        """One pair's record (see :class:`PairDifferences`); `fits` keeps each system's
+        mixture per task set, for the pairs of one call."""
         k_arr, level = setup.k, setup.level
         # the band: every horizon's interval at the Bonferroni level, so all K hold at `level`
         levels = [level] + ([1.0 - (1.0 - level) / k_arr.size] if setup.band else [])
-        est_a, se_a, ends_a = self._ends(setup, ia, shared, levels, fit_kwargs)
-        est_b, se_b, ends_b = self._ends(setup, ib, shared, levels, fit_kwargs)
+        est_a, se_a, ends_a = self._ends(setup, ia, shared, levels, fit_kwargs, fits)
+        est_b, se_b, ends_b = self._ends(setup, ib, shared, levels, fit_kwargs, fits)
         out = _assemble(est_b - est_a, np.hypot(se_a, se_b), np.nan, level, False, est_a,
                         est_b)
         out["lower"], out["upper"] = mover(est_a, ends_a[0], est_b, ends_b[0])
@@ -221,17 +221,18 @@ class MixtureMethod(PairMethod):
             out["critical"] = normal_quantile(levels[1])
         return out
 
-    def _ends(self, setup: PairSetup, i: int, shared: np.ndarray, levels, fit_kwargs):
+    @staticmethod
+    def _ends(setup: PairSetup, i: int, shared: np.ndarray, levels, fit_kwargs, fits):
         """System i's mixture on the `shared` tasks: the estimate, its delta se, and its
         profile ends at each of `levels`."""
         from ..data.counts import Counts
         from ..models.mixture.fit import fit
 
         key = (i, shared.tobytes())
-        if key not in self.fits:
+        if key not in fits:
             counts = Counts(setup.panel.successes[i][shared], setup.panel.trials[i][shared])
-            self.fits[key] = fit(counts, seed=setup.seed, **fit_kwargs)
-        result = self.fits[key]
+            fits[key] = fit(counts, seed=setup.seed, **fit_kwargs)
+        result = fits[key]
         ends = [result.interval(setup.metric, setup.k, lv) for lv in levels]
         return (result.metric(setup.metric, setup.k), result.standard_error(setup.metric, setup.k),
                 ends)
@@ -318,7 +319,7 @@ class PooledMethod(PairMethod):
         every = np.union1d(setup.k, np.concatenate([t for t in tested if t is not None]
                                                    or [setup.k]))
         pooled = fit.differences(setup.pairs, setup.metric, every, setup.shared)
-        mixture = MixtureMethod()
+        mixture, fits = MixtureMethod(), {}
         parts, pair_methods, checks = [], [], []
         for n, ((ia, ib), mask) in enumerate(zip(setup.pairs, setup.shared)):
             part = self.pair(fit, setup, ia, ib, mask, interval, tested[n], every, pooled[n])
@@ -327,7 +328,7 @@ class PooledMethod(PairMethod):
             if p_value < CHECK_LEVEL:
                 # the pair's own trials refute the pooled curve: its intervals widen to take
                 # in the per-system mixtures' too, which assume nothing about task order
-                part = _hull(part, mixture.pair(setup, ia, ib, mask, {}))
+                part = _hull(part, mixture.pair(setup, ia, ib, mask, {}, fits))
                 how = "pooled+mixture"
             parts.append(part)
             pair_methods.append(how)

@@ -57,6 +57,7 @@ from .result import Comparison
 
 __all__ = ["COMPARE_METHODS", "compare", "systems_setup"]
 
+
 def _pairs(panel: Panel, a, b) -> list[tuple[int, int]]:
     if (a is None) != (b is None):
         raise ValueError("give both a and b to compare one pair, or neither to compare "
@@ -80,8 +81,8 @@ def _shared(panel: Panel, ia: int, ib: int) -> np.ndarray:
 
 
 def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, k,
-            metric: str = "pass@k", method: str = "auto", interval: str | None = None,
-            level: float = LEVEL, band: bool = True, seed=None, n_boot: int = 4000,
+            metric: str = "pass@k", method: str | PairMethod = "auto",
+            interval: str | None = None, level: float = LEVEL, band: bool = True, seed=None, n_boot: int = 4000,
             system: Hashable | None = None, **fit_kwargs) -> Comparison:
     """Compare systems on the tasks they share: ``M_b(k) - M_a(k)`` with intervals and a band.
 

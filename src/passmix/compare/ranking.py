@@ -96,7 +96,7 @@ class Ranking:
                 f"k={sorted(set(self.table['k'].tolist()))}, level={self.level})")
 
 
-def rank(data: Any, k, *, metric: str = "pass@k", method: str = "auto",
+def rank(data: Any, k, *, metric: str = "pass@k", method: str | RankMethod = "auto",
          level: float = LEVEL, seed=None, n_draws: int = 4000,
          system: Hashable | None = None, **fit_kwargs) -> Ranking:
     """Rank systems on their shared tasks at horizon(s) `k`, with honest uncertainty.
@@ -152,6 +152,10 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str = "auto",
     fit, panel, name, why = systems_setup(
         data, system, chosen.name if chosen is not None else method, RANK_METHODS, fit_kwargs)
     if chosen is None:
+        if name not in RANK_METHOD_CLASSES:
+            raise ValueError("rank takes counts or a pooled fit (passmix.fit_pooled), not "
+                             "posterior draws: rank the fit the draws started from, "
+                             "passmix.bayes.pooled.pooled_fit(draws).")
         chosen = RANK_METHOD_CLASSES[name]()
     details: dict = {"why": f"{name}: {why}"} if why else {}
     frames = chosen(RankSetup(panel=panel, metric=metric, k=k_arr, level=level,

@@ -132,19 +132,16 @@ class LikelihoodResult:
         (0.0, True)
         """
         if "delta_covariance" not in self._cache:
-            from .optimize import at_bound, covariance_from_information
+            # a fit keeps it from the information it computed; rebuilt here otherwise
+            # (a fit whose cache was reset)
+            from .optimize import at_bound, held_covariance
 
             held = at_bound(self.params, self.box()).any(axis=1)
             if held.any():
-                free = ~held
                 objective = self.objective()
                 with objective.lock:
                     self.set_objective_data(objective)
-                    info = -objective.hessian(self.params)
-                cov = np.zeros((self.params.size,) * 2)
-                if free.any():
-                    cov[np.ix_(free, free)] = covariance_from_information(
-                        info[np.ix_(free, free)])
+                    cov = held_covariance(-objective.hessian(self.params), held)
                 cov.flags.writeable = False
             else:
                 cov = self.covariance

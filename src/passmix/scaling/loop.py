@@ -278,6 +278,7 @@ def evaluate(attempt: Callable, tasks: Sequence | int, *, budget: int, k: int,
     if len(set(map(repr, labels))) != len(labels):
         raise ValueError("tasks has duplicate labels.")
     n_tasks = len(labels)
+    _predictor(predictor, seed)  # a predictor that cannot serve is said before anything runs
     if resume is not None:
         if resume.counts.n_tasks != n_tasks:
             raise ValueError(f"resume has {resume.counts.n_tasks} tasks, not {n_tasks}.")

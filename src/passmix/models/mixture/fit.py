@@ -39,8 +39,8 @@ from ..._validation import (DegenerateDataWarning, FitWarning, check_k,
                             check_level, check_metric, check_seed, check_whole)
 from ...data.counts import Counts, as_counts
 from ...distributions import BetaMixture
-from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, is_stationary, maximize,
-                                   observed_covariance, select_by_bic)
+from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, covariance_from_information,
+                                   held_covariance, is_stationary, maximize, select_by_bic)
 from ...inference.delta import DeltaMethodResult, wald_edge_excess
 from ...inference.results import LikelihoodResult, unsupported_message
 from ...metrics import evaluate_logit, evaluate_logit_value, evaluate_metric
@@ -594,18 +594,20 @@ def _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer) -> Mixture
     objective = get_objective(best_h)
     with objective.lock:
         objective.set_data(y, m, weight)
-        covariance = observed_covariance(objective, chosen.params)
+        info = -objective.hessian(chosen.params)
+    covariance = covariance_from_information(info)
+    delta_covariance = held_covariance(info, at_bound(chosen.params, bounds(best_h)).any(axis=1))
     if not chosen.converged:
         warnings.warn(f"the optimisation for H = {best_h} did not converge (the "
                       f"log-likelihood could still rise; L-BFGS-B: {chosen.message})",
                       FitWarning, stacklevel=3)
     weights, alpha, beta = unpack(chosen.params, best_h)
-    for arr in (weights, alpha, beta, chosen.params, covariance):
+    for arr in (weights, alpha, beta, chosen.params, covariance, delta_covariance):
         arr.flags.writeable = False
     return MixtureFit(
         weights=weights, alpha=alpha, beta=beta, n_components=best_h, loglik=chosen.loglik,
         bic=float(table.loc[table["selected"], "bic"].iloc[0]), bic_table=table,
         params=chosen.params, covariance=covariance, converged=chosen.converged,
         on_bound=chosen.on_bound, n_tasks=counts.n_tasks, n_observed=n_obs, counts=counts,
-        candidates=candidates,
+        candidates=candidates, _cache={"delta_covariance": delta_covariance},
     )

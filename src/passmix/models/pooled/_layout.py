@@ -13,7 +13,7 @@ from ..._special import log_choose
 from ...data.panel import Panel
 
 __all__ = ["CONCENTRATIONS", "CRITERIA", "DEFAULT_GRID", "FAMILIES", "WEAK_POOLED_PRIOR",
-           "block_names", "panel_layout", "split_blocks"]
+           "block_names", "coordinate_blocks", "panel_layout", "split_blocks"]
 
 
 #: Grid of task difficulties (logits): wide enough that a task nobody solves

@@ -12,7 +12,7 @@ from scipy.special import expit
 from ..._special import log_beta_ratio
 from ._layout import _Layout, _system_parts, split_blocks
 
-__all__ = ["beta_shapes", "em_grid_weights", "task_grid_loglik"]
+__all__ = ["PooledDerivatives", "beta_shapes", "em_grid_weights", "task_grid_loglik"]
 
 
 def _lse(x: np.ndarray, axis: int = -1, keepdims: bool = False) -> np.ndarray:
