@@ -37,21 +37,29 @@ def groups():
     return passmix.read_counts(example_path("math_m10"), group_by="model")
 
 
+def _against(folder: Path, groups, method: str, interval: str) -> pd.DataFrame:
+    """The example's table now beside the reference in `folder` (columns ``*_ref``), one
+    row per system, metric and horizon, with the same H chosen."""
+    ref = pd.read_csv(folder / f"example_{method}_{interval}.csv")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the on-bound notes, as the CLI printed them
+        got = passmix.estimate_table(groups, ["model"], k=[1, 10, 100, 1000], method=method,
+                                     interval=interval, seed=0)
+    merged = ref.merge(got, on=["model", "metric", "k"], suffixes=("_ref", ""),
+                       validate="one_to_one")
+    assert len(merged) == len(ref) == 7 * 3 * 4
+    assert (merged["n_components"] == merged["n_components_ref"]).all()
+    return merged
+
+
 @pytest.mark.study
 @pytest.mark.parametrize("method, interval", [
     ("pooled", "delta"), ("mixture", "delta"), ("mixture", "profile"),
     pytest.param("pooled", "profile", marks=pytest.mark.slow),
 ])
 def test_the_example_as_on_the_old_stack(groups, method, interval):
-    ref = pd.read_csv(REFERENCE / f"example_{method}_{interval}.csv")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the on-bound notes, as the CLI printed them
-        got = passmix.estimate_table(groups, ["model"], k=[1, 10, 100, 1000], method=method,
-                                     interval=interval, seed=0)
     keys = ["model", "metric", "k"]
-    merged = ref.merge(got, on=keys, suffixes=("_ref", ""), validate="one_to_one")
-    assert len(merged) == len(ref) == 7 * 3 * 4
-    assert (merged["n_components"] == merged["n_components_ref"]).all()
+    merged = _against(REFERENCE, groups, method, interval)
     gap = np.abs(merged["estimate"] - merged["estimate_ref"])
     assert gap.max() <= ESTIMATE_TOL, ("estimate", gap.max(), merged.loc[gap.idxmax(), keys].tolist())
     moved = (np.abs(merged["lower"] - merged["lower_ref"]) > END_TOL) | (
@@ -85,15 +93,8 @@ def test_the_example_as_before_the_refactor(groups, method, interval):
     """Issue 36: one likelihood-model interface must not move the example's numbers:
     estimates within 1e-6, interval ends within 1e-4 of ``tests/data/reference/current``
     (made at commit efd29ce; see its README)."""
-    ref = pd.read_csv(CURRENT / f"example_{method}_{interval}.csv")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        got = passmix.estimate_table(groups, ["model"], k=[1, 10, 100, 1000], method=method,
-                                     interval=interval, seed=0)
     keys = ["model", "metric", "k"]
-    merged = ref.merge(got, on=keys, suffixes=("_ref", ""), validate="one_to_one")
-    assert len(merged) == len(ref) == 7 * 3 * 4
-    assert (merged["n_components"] == merged["n_components_ref"]).all()
+    merged = _against(CURRENT, groups, method, interval)
     assert_allclose(merged["estimate"], merged["estimate_ref"], rtol=0, atol=1e-6)
     for end in ("lower", "upper"):
         gap = np.abs(merged[end] - merged[f"{end}_ref"])
