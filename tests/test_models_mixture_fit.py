@@ -466,29 +466,3 @@ def test_same_optima_as_before():
     for key, (choice, loglik) in ref.items():
         assert got[key][0] == choice, key
         assert got[key][1] == pytest.approx(loglik, abs=1e-6), key
-
-
-def test_delta_at_the_binomial_limit_is_the_binomial_wald_interval():
-    """One component at the binomial limit (the concentration on its bound, held known):
-    the delta interval of Pass@1 is the binomial Wald interval on the logit scale, whose
-    variance is 1 / (M p (1 - p)) over all M trials, whatever the flat bound direction's
-    rounding; the fit's kept covariance equals the one rebuilt from the objective."""
-    from dataclasses import replace
-
-    from scipy.special import logit, expit
-
-    counts = passmix.Counts([0, 1, 0, 2, 1, 0, 1, 0], [10] * 8)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", passmix.FitWarning)
-        fit = passmix.fit(counts, n_components=1, seed=0)
-        assert fit.on_bound == ("log_concentration[0]",)
-        p, trials = 5 / 80, 80
-        var = 1 / (trials * p * (1 - p))
-        assert fit.delta_covariance()[0, 0] == pytest.approx(var, rel=1e-3)
-        assert fit.delta_covariance()[1, 1] == 0.0
-        half = 1.959964 * np.sqrt(var)
-        lo, hi = fit.interval("pass@k", 1, method="delta")
-        assert lo == pytest.approx(expit(logit(p) - half), rel=1e-3)
-        assert hi == pytest.approx(expit(logit(p) + half), rel=1e-3)
-        rebuilt = replace(fit, _cache={}).delta_covariance()
-    np.testing.assert_allclose(rebuilt, fit.delta_covariance(), rtol=1e-9, atol=1e-12)

@@ -18,7 +18,7 @@ from .delta import (ConfidenceInterval, DeltaMethodResult, IntervalEnds, delta_i
                     logit_wald_ends, normal_quantile, wald_edge_excess, wald_ends,
                     widen_degenerate)
 from .optimize import (BOUND_TOL, Optimum, at_bound, covariance_from_information, damped_newton,
-                       gradient_hessian, held_covariance, is_stationary, maximize, newton_polish,
+                       gradient_hessian, is_stationary, maximize, newton_polish,
                        observed_covariance, select_by_bic, select_by_criterion)
 from .profile import (LikelihoodRegion, ProfileResult, extreme_on_region, profile_extremes,
                       profile_interval, repair_across_metrics)
@@ -27,7 +27,7 @@ from .results import LikelihoodResult
 __all__ = ["BOUND_TOL", "ConfidenceInterval", "DeltaMethodResult", "IntervalEnds", "LikelihoodRegion",
            "LikelihoodResult", "Optimum",
            "ProfileResult", "at_bound", "covariance_from_information", "damped_newton",
-           "delta_interval", "extreme_on_region", "gradient_hessian", "held_covariance",
+           "delta_interval", "extreme_on_region", "gradient_hessian",
            "is_stationary", "logit_wald_ends", "maximize", "newton_polish",
            "normal_quantile",
            "observed_covariance", "profile_extremes", "profile_interval",

@@ -22,7 +22,7 @@ import pandas as pd
 from scipy.optimize import minimize
 
 __all__ = ["BOUND_TOL", "Optimum", "at_bound", "covariance_from_information", "damped_newton",
-           "gradient_hessian", "held_covariance", "is_stationary", "maximize", "newton_polish",
+           "gradient_hessian", "is_stationary", "maximize", "newton_polish",
            "observed_covariance", "select_by_bic", "select_by_criterion"]
 
 #: A coordinate within this (relative to ``1 + |bound|``) of its bound is on it.
@@ -325,30 +325,6 @@ def observed_covariance(objective, params, null=None) -> np.ndarray:
     [[0.25, -0.25], [-0.25, 0.25]]
     """
     return covariance_from_information(-objective.hessian(params), null)
-
-
-def held_covariance(info, held) -> np.ndarray:
-    """The covariance with the `held` coordinates known: zero for them, the inverse of the
-    others' own block of the information `info` (as :func:`covariance_from_information`).
-
-    What the delta method uses at an optimum on a box bound: the held
-    coordinates' curvature there is usually rounding (a flat likelihood), and
-    inverting the whole information would let it move the others' variance.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from passmix.inference import held_covariance
-    >>> info = np.array([[2.0, 1e-3], [1e-3, 2e-5]])  # the second coordinate nearly flat
-    >>> np.round(held_covariance(info, [False, True]), 12).tolist()  # 1 / 2, not 1 / (2 - 0.05)
-    [[0.5, 0.0], [0.0, 0.0]]
-    """
-    info = np.asarray(info, dtype=float)
-    free = ~np.asarray(held, dtype=bool)
-    cov = np.zeros_like(info)
-    if free.any():
-        cov[np.ix_(free, free)] = covariance_from_information(info[np.ix_(free, free)])
-    return cov
 
 
 def covariance_from_information(info, null=None) -> np.ndarray:

@@ -108,46 +108,6 @@ class LikelihoodResult:
         region.objective = objective
         return region
 
-    def delta_covariance(self) -> np.ndarray:
-        """The covariance the delta method uses: coordinates on a box bound held known.
-
-        Those coordinates get zero variance, and the others the inverse of
-        their own block of the observed information. A coordinate on its
-        bound usually lies where the likelihood is flat (a concentration at
-        the binomial limit), so its curvature is rounding: inverting the whole
-        information would let that rounding move every other coordinate's
-        variance (or, where it leaves the information singular, drop a
-        direction that mixes them). Without such coordinates this is
-        :attr:`covariance`.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> import passmix
-        >>> fit = passmix.fit(passmix.Counts([0, 1, 0, 2, 1], [10] * 5), n_components=1, seed=0)
-        >>> fit.on_bound  # the binomial limit: the concentration at its bound
-        ('log_concentration[0]',)
-        >>> cov = fit.delta_covariance()
-        >>> float(cov[1, 1]), bool(cov[0, 0] > 0)
-        (0.0, True)
-        """
-        if "delta_covariance" not in self._cache:
-            # a fit keeps it from the information it computed; rebuilt here otherwise
-            # (a fit whose cache was reset)
-            from .optimize import at_bound, held_covariance
-
-            held = at_bound(self.params, self.box()).any(axis=1)
-            if held.any():
-                objective = self.objective()
-                with objective.lock:
-                    self.set_objective_data(objective)
-                    cov = held_covariance(-objective.hessian(self.params), held)
-                cov.flags.writeable = False
-            else:
-                cov = self.covariance
-            self._cache["delta_covariance"] = cov
-        return self._cache["delta_covariance"]
-
     # -- metrics and intervals -----------------------------------------------------
     def metric(self, metric: str, k):
         """Point estimate of `metric` (``"pass@k"``, ``"pass^k"``, ``"auc@k"``) at `k`."""
@@ -199,7 +159,7 @@ class LikelihoodResult:
             )
         values, u, grad_u = self._logit_gradients(metric, k_arr)
         grad = (values * (1.0 - values))[:, None] * grad_u
-        res = delta_interval(values, grad, self.delta_covariance(), metric, k_arr, level=level,
+        res = delta_interval(values, grad, self.covariance, metric, k_arr, level=level,
                              scale=scale, logit=(u, grad_u))
         unsupported = self._unsupported_horizons(metric, k_arr, res.level)
         if unsupported.size:
@@ -216,7 +176,7 @@ class LikelihoodResult:
             with np.errstate(all="ignore"):
                 return float(np.asarray(batch(np.asarray(z)[None, :], k_arr[i]))[0])
 
-        excess = wald_edge_excess(logit_at, self.params, self.delta_covariance(), grad, level,
+        excess = wald_edge_excess(logit_at, self.params, self.covariance, grad, level,
                                   box=self.box())
         return k_arr[np.any(excess > 1.0, axis=1)]
 

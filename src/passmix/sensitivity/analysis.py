@@ -110,7 +110,7 @@ class SensitivityResult:
 
     def _delta(self, func, level: float, scale: str):
         value, grad = self._value_and_gradient(func)
-        se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", grad, self.fit.delta_covariance(), grad), 0.0))
+        se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", grad, self.fit.covariance, grad), 0.0))
         if scale == "logit":
             v = np.clip(value, _EDGE, 1.0 - _EDGE)
             lo, hi = logit_wald_ends(logit(v), se / (v * (1.0 - v)), level)

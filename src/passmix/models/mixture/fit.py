@@ -39,8 +39,8 @@ from ..._validation import (DegenerateDataWarning, FitWarning, check_k,
                             check_level, check_metric, check_seed, check_whole)
 from ...data.counts import Counts, as_counts
 from ...distributions import BetaMixture
-from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, covariance_from_information,
-                                   held_covariance, is_stationary, maximize, select_by_bic)
+from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, is_stationary, maximize,
+                                   observed_covariance, select_by_bic)
 from ...inference.delta import DeltaMethodResult, wald_edge_excess
 from ...inference.results import LikelihoodResult, unsupported_message
 from ...metrics import evaluate_logit, evaluate_logit_value, evaluate_metric
@@ -211,7 +211,7 @@ class MixtureFit(LikelihoodResult):
                 "delta-method interval treats those coordinates as known (the profile "
                 "interval does not).", FitWarning, stacklevel=2,
             )
-        res = delta_method(self.params, self.delta_covariance(), self.n_components, metric, k,
+        res = delta_method(self.params, self.covariance, self.n_components, metric, k,
                            level=level, scale=scale)
         unsupported = self._unsupported_horizons(res.metric, res.k, res.level)
         if unsupported.size:
@@ -230,7 +230,7 @@ class MixtureFit(LikelihoodResult):
             with np.errstate(all="ignore"):
                 return evaluate_logit_value(metric, *unpack(z, h), k_arr[i:i + 1])[0]
 
-        excess = wald_edge_excess(logit_at, self.params, self.delta_covariance(), grad, level,
+        excess = wald_edge_excess(logit_at, self.params, self.covariance, grad, level,
                                   box=bounds(h))
         # beyond one half-width: a parameter value the delta method itself calls
         # plausible gives a metric twice as far out as its interval reaches
@@ -594,20 +594,18 @@ def _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer) -> Mixture
     objective = get_objective(best_h)
     with objective.lock:
         objective.set_data(y, m, weight)
-        info = -objective.hessian(chosen.params)
-    covariance = covariance_from_information(info)
-    delta_covariance = held_covariance(info, at_bound(chosen.params, bounds(best_h)).any(axis=1))
+        covariance = observed_covariance(objective, chosen.params)
     if not chosen.converged:
         warnings.warn(f"the optimisation for H = {best_h} did not converge (the "
                       f"log-likelihood could still rise; L-BFGS-B: {chosen.message})",
                       FitWarning, stacklevel=3)
     weights, alpha, beta = unpack(chosen.params, best_h)
-    for arr in (weights, alpha, beta, chosen.params, covariance, delta_covariance):
+    for arr in (weights, alpha, beta, chosen.params, covariance):
         arr.flags.writeable = False
     return MixtureFit(
         weights=weights, alpha=alpha, beta=beta, n_components=best_h, loglik=chosen.loglik,
         bic=float(table.loc[table["selected"], "bic"].iloc[0]), bic_table=table,
         params=chosen.params, covariance=covariance, converged=chosen.converged,
         on_bound=chosen.on_bound, n_tasks=counts.n_tasks, n_observed=n_obs, counts=counts,
-        candidates=candidates, _cache={"delta_covariance": delta_covariance},
+        candidates=candidates,
     )

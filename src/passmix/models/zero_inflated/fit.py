@@ -26,8 +26,7 @@ from scipy.special import logit as logit_fn
 
 from ...data.counts import Counts
 from ...distributions import BetaMixture
-from ...inference.optimize import (at_bound, covariance_from_information, held_covariance,
-                                   maximize, select_by_bic)
+from ...inference.optimize import maximize, observed_covariance, select_by_bic
 from ...inference.profile import LikelihoodRegion, region_drop
 from ...inference.results import LikelihoodResult
 from ...metrics import (evaluate_logit, evaluate_logit_value, evaluate_metric,
@@ -258,12 +257,10 @@ def fit_zero_inflated(plain, *, n_init: int = 10, seed=0) -> ZeroInflatedFit:
     objective = get_objective(best_h)
     with objective.lock:
         objective.set_data(y, m, weight)
-        info = -objective.hessian(chosen.params)
-    covariance = covariance_from_information(info)
-    delta_covariance = held_covariance(info, at_bound(chosen.params, bounds(best_h)).any(axis=1))
+        covariance = observed_covariance(objective, chosen.params)
     pi, w, a, b = mixtures(chosen.params, best_h)
     params = np.array(chosen.params, dtype=float)
-    for arr in (w, a, b, params, covariance, delta_covariance):
+    for arr in (w, a, b, params, covariance):
         arr.flags.writeable = False
     names = coordinate_names_zi(best_h)
     return ZeroInflatedFit(
@@ -272,5 +269,5 @@ def fit_zero_inflated(plain, *, n_init: int = 10, seed=0) -> ZeroInflatedFit:
         bic_table=table, params=params, covariance=covariance, converged=bool(chosen.converged),
         on_bound=tuple(n for n, f in zip(names, chosen.on_bound) if f),
         n_tasks=counts.n_tasks, n_observed=counts.n_observed, counts=counts, plain=plain,
-        local_optima=tuple(chosen.local_optima), _cache={"delta_covariance": delta_covariance})
+        local_optima=tuple(chosen.local_optima))
 
