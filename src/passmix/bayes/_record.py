@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import xarray as xr
 
-__all__ = ["METRIC_VARS", "POOLED", "has_group", "is_pooled", "system_label"]
+__all__ = ["METRIC_DRAWS", "METRIC_VARS", "POOLED", "has_group", "is_pooled", "model_kind",
+           "system_label"]
 
 #: Variable names of the metric draws in the posterior group, by canonical metric.
 METRIC_VARS = {"pass@k": "pass_at_k", "pass^k": "pass_hat_k", "auc@k": "auc_at_k"}
 
 #: ``posterior.attrs["passmix_model"]`` of the pooled model's draws.
 POOLED = "pooled"
+
+#: The map from a model's draws to its metric draws, by ``posterior.attrs["passmix_model"]``:
+#: ``(module, function)``, the function taking ``(idata, metrics, k)`` and returning
+#: ``{metric: DataArray}``. A new model with a Bayesian path adds one line here.
+METRIC_DRAWS = {
+    "mixture": (".stats", "mixture_metric_draws"),
+    "zero_inflated": (".stats", "mixture_metric_draws"),
+    POOLED: (".pooled", "pooled_metric_draws"),
+}
 
 
 def has_group(idata, name: str) -> bool:
@@ -37,6 +47,24 @@ def is_pooled(idata) -> bool:
     False
     """
     return has_group(idata, "posterior") and idata["posterior"].attrs.get("passmix_model") == POOLED
+
+
+def model_kind(idata) -> str:
+    """The model whose draws `idata` holds: ``posterior.attrs["passmix_model"]``
+    (``"mixture"`` for draws that do not say, as those of passmix before it recorded it).
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from passmix.bayes._record import model_kind
+    >>> model_kind(xr.DataTree.from_dict({"posterior": xr.Dataset({"x": ("draw", np.ones(2))})}))
+    'mixture'
+    """
+    kind = idata["posterior"].attrs.get("passmix_model", "mixture")
+    if kind not in METRIC_DRAWS:
+        raise ValueError(f"draws of an unknown model {kind!r}; passmix reads those of "
+                         f"{', '.join(map(repr, METRIC_DRAWS))}.")
+    return kind
 
 
 def system_label(label) -> str:

@@ -19,6 +19,7 @@ import pandas as pd
 
 from .._validation import PosteriorWarning
 from ..models.mixture.parameters import PARAMETER_BOUNDS
+from ..models.zero_inflated.model import ZERO_BOUNDS
 from ._record import METRIC_VARS, has_group, is_pooled, system_label
 
 __all__ = ["FREE_VARS", "check_diagnostics", "check_idata", "diagnose", "free_variables",
@@ -26,6 +27,9 @@ __all__ = ["FREE_VARS", "check_diagnostics", "check_idata", "diagnose", "free_va
 
 #: Names of the mixture's sampled (unconstrained) coordinates, in the model's order.
 FREE_VARS = ("logit_weights", "logit_mean_first", "log_mean_gaps", "log_concentration")
+# the zero-inflated model's are the mixture's and the atom's logit
+_ATOM_VARS = ("logit_zero",)
+_BOXES = {**PARAMETER_BOUNDS, "logit_zero": ZERO_BOUNDS}
 # the pooled model's, its centred abilities standing for the zero-sum free ones
 _POOLED_VARS = ("abilities", "log_concentration", "log_slope", "difficulty_mean",
                 "log_difficulty_sd", "component_logits")
@@ -58,12 +62,12 @@ def check_idata(idata) -> None:
 def free_variables(idata) -> list[str]:
     """The posterior variables of the sampled coordinates that `idata` holds.
 
-    The mixture's unconstrained coordinates (:data:`FREE_VARS`); for the
-    pooled model its centred ``abilities`` (the zero-sum coordinates the
+    The mixture's unconstrained coordinates (:data:`FREE_VARS`, and the
+    zero-inflated model's ``logit_zero``); for the pooled model its centred ``abilities`` (the zero-sum coordinates the
     sampler moves) and its other free blocks.
     """
     check_idata(idata)
-    names = _POOLED_VARS if is_pooled(idata) else FREE_VARS
+    names = _POOLED_VARS if is_pooled(idata) else FREE_VARS + _ATOM_VARS
     posterior = idata.posterior
     return [v for v in names if v in posterior and posterior[v].size]
 
@@ -177,7 +181,7 @@ def _improper_flat(table: pd.DataFrame) -> list[str]:
     """Coordinates whose draws leave the optimiser's box (flat prior only)."""
     out = []
     for label, row in table.iterrows():
-        lo, hi = PARAMETER_BOUNDS[str(label).split("[")[0]]
+        lo, hi = _BOXES[str(label).split("[")[0]]
         if row["max_draw"] > hi:
             out.append(f"{label} up to {row['max_draw']:.3g} (box edge {hi:g})")
         elif row["min_draw"] < lo:

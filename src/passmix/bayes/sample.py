@@ -56,16 +56,16 @@ from .._pytensor import import_pymc, sampler_compile_kwargs
 from .._defaults import POSTERIOR_K
 from .._validation import (DegenerateDataWarning, FitWarning, PosteriorWarning, check_k,
                            check_seed, check_whole)
-from ..models.mixture.fit import MixtureFit, fit
-from ..models.mixture.graph import get_sampling_model, pair_data
-from ..models.mixture.parameters import (PRIORS, WEAK_PRIOR, bounds, coordinate_blocks,
-                                         n_free_parameters)
+from ..inference.results import LikelihoodResult
+from ..models.mixture.fit import fit
+from ..models.mixture.graph import pair_data
+from ..models.mixture.parameters import PRIORS
 from ._record import METRIC_VARS, has_group
 # the statistics and checks over draws live in .stats and .checks (they read both models'
 # draws); their old names here stay
 from .checks import FREE_VARS, check_diagnostics, check_idata, diagnose, ppc_pvalue
 from .stats import (component_draws, compare_intervals, credible_interval, draws_interval,
-                    metric_draws, posterior_metrics, posterior_summary)
+                    metric_draws, mixture_draws, posterior_metrics, posterior_summary)
 
 __all__ = [
     "DEFAULT_K",
@@ -121,52 +121,31 @@ def _sample_iv(draws, chains, tune, prior, sampler, target_accept, cores):
 
 # -- sampling --------------------------------------------------------------------
 
-def _resolve_fit(data, n_components, seed
-                 ) -> tuple[MixtureFit, int, np.ndarray, tuple[str, ...]]:
-    """The fit to start from, the H to sample, the MLE of that H and its on-bound coordinates."""
+def _resolve_fit(data, n_components, zero_inflated, seed):
+    """The fit to sample (a :class:`~passmix.inference.LikelihoodResult` with a Bayesian
+    path), the H to sample, the optimum at that H and its on-bound coordinates."""
     if n_components is not None:
         n_components = check_whole(n_components, "n_components", integral=True)
-    if hasattr(data, "zero_weight"):
-        raise NotImplementedError(
-            "the Bayesian path of the zero-inflated mixture is not built yet: sample the plain "
-            "mixture (pass fit.plain, or the counts), or use the fit's profile intervals.")
-    if not isinstance(data, MixtureFit):
-        res = fit(data, n_components=n_components, seed=seed)
-        return res, res.n_components, np.asarray(res.params), tuple(res.on_bound)
+    if not isinstance(data, LikelihoodResult):
+        data = fit(data, n_components=n_components, zero_inflated=zero_inflated, seed=seed)
     h = data.n_components if n_components is None else n_components
-    if h == data.n_components:
-        return data, h, np.asarray(data.params), tuple(data.on_bound)
-    cand = data.candidates.get(h)
-    if cand is None:
-        cand = fit(data.counts, n_components=h, seed=seed)
-    return data, h, np.asarray(cand.params), tuple(cand.on_bound)
+    try:
+        mle, on_bound = data.start(h)
+    except (KeyError, NotImplementedError):
+        # that H was not fitted: fit it, the same model on the same counts
+        inflated = data.sampling_model("weak").kind == "zero_inflated"
+        mle, on_bound = fit(data.counts, n_components=h, zero_inflated=inflated,
+                            seed=seed).start(h)
+    return data, h, np.asarray(mle), tuple(on_bound)
 
 
-def _starts(mle: np.ndarray, h: int, chains: int, prior: str, seed: int | None,
+def _starts(mle: np.ndarray, sm, chains: int, seed: int | None,
             jitter: float) -> list[np.ndarray]:
     """Chain starts: the MLE with small normal jitter, kept where the prior has mass."""
-
     rng = np.random.default_rng(seed)
-    if prior == "weak":
-        lo, hi = [], []
-        for name, size in coordinate_blocks(h):
-            mu, sigma = WEAK_PRIOR[name]
-            lo += [mu - 3 * sigma] * size
-            hi += [mu + 3 * sigma] * size
-        lo, hi = np.array(lo), np.array(hi)
-    else:
-        box = bounds(h)
-        lo, hi = box[:, 0] + 0.5, box[:, 1] - 0.5
+    lo, hi = sm.prior_box()
     centre = np.clip(mle, lo, hi)
     return [centre + rng.normal(0.0, jitter, centre.size) for _ in range(chains)]
-
-
-def _as_point(z: np.ndarray, h: int) -> dict[str, np.ndarray | float]:
-    point, i = {}, 0
-    for name, size in coordinate_blocks(h):
-        point[name] = float(z[i]) if name == "logit_mean_first" else z[i:i + size].copy()
-        i += size
-    return point
 
 
 def _run_pymc(sm, draws, tune, chains, cores, seed, starts, target_accept, progressbar, kwargs):
@@ -177,7 +156,7 @@ def _run_pymc(sm, draws, tune, chains, cores, seed, starts, target_accept, progr
     options.update(kwargs)
     return pm.sample(draws=draws, tune=tune, chains=chains, cores=cores, random_seed=seed,
                      progressbar=progressbar, model=sm.model,
-                     initvals=[_as_point(z, sm.n_components) for z in starts], **options)
+                     initvals=[sm.as_point(z) for z in starts], **options)
 
 
 def _run_nutpie(sm, draws, tune, chains, cores, seed, starts, target_accept, progressbar,
@@ -191,8 +170,8 @@ def _run_nutpie(sm, draws, tune, chains, cores, seed, starts, target_accept, pro
     compiled = sm.nutpie_cache.get("compiled")
     if compiled is None:
         compiled = nutpie.compile_pymc_model(sm.model, freeze_model=False)
-        names = [n for n in compiled.shapes if n in FREE_VARS]
-        expected = [n for n, _ in coordinate_blocks(sm.n_components)]
+        names = [n for n in compiled.shapes if n in dict(sm.blocks)]
+        expected = [n for n, _ in sm.blocks]
         if names != expected:  # pragma: no cover - guards a change in nutpie's ordering
             raise RuntimeError(f"unexpected nutpie variable order {names}, expected {expected}")
         sm.nutpie_cache["compiled"] = compiled
@@ -205,21 +184,26 @@ def _run_nutpie(sm, draws, tune, chains, cores, seed, starts, target_accept, pro
 
 
 def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None = None,
-           prior: str = "weak", seed=None, tune: int = 1000, target_accept: float = 0.9,
+           zero_inflated: bool | str = False, prior: str = "weak", seed=None, tune: int = 1000, target_accept: float = 0.9,
            cores: int | None = None, sampler: str = "pymc", k=DEFAULT_K,
            progressbar: bool = False, check: bool = True, **kwargs) -> xr.DataTree:
-    """Sample the posterior of the Beta mixture with NUTS.
+    """Sample the posterior of the Beta mixture (or the zero-inflated mixture) with NUTS.
 
     Parameters
     ----------
-    data : MixtureFit, Counts or tuple of array_like
-        A fit from :func:`passmix.fit` (its H, its data, its MLE as the
-        starting point), or counts, which are fitted first (BIC over H
-        unless `n_components` is given).
+    data : MixtureFit, ZeroInflatedFit, Counts or tuple of array_like
+        A fit from :func:`passmix.fit` (its model, its H, its data, its MLE
+        as the starting point), or counts, which are fitted first (BIC over
+        H unless `n_components` is given). Any single-system
+        :class:`~passmix.inference.LikelihoodResult` that supplies a
+        ``sampling_model`` is sampled the same way.
     draws, chains : int, default 1000, 4
         Draws kept per chain, and chains.
     n_components : int, optional
         H to sample; default the fit's (chosen by BIC).
+    zero_inflated : bool or "auto", default False
+        When `data` are counts: fit (and sample) the zero-inflated mixture,
+        as :func:`passmix.fit` does; ignored for a fit, whose model is sampled.
     prior : {"weak", "flat"}, default "weak"
         ``"weak"``: independent normal priors on the unconstrained coordinates
         (:data:`passmix.models.mixture.graph.WEAK_PRIOR`), proper for any data.
@@ -254,12 +238,14 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
     -------
     xarray.DataTree
         Groups: ``posterior`` (the free coordinates; ``weights``, ``alpha``,
-        ``beta`` with dim ``component``; ``pass_at_k``, ``pass_hat_k``,
+        ``beta`` with dim ``component``; the zero-inflated model's
+        ``logit_zero`` and ``zero_weight``; ``pass_at_k``, ``pass_hat_k``,
         ``auc_at_k`` with dim ``k``), ``sample_stats``, ``observed_data``
         and ``posterior_predictive`` (``count_histogram``: tasks with each
         number of successes, dims ``trials`` x ``successes``), and
         ``constant_data`` (the distinct ``(y, m)`` pairs). The posterior's
-        ``attrs`` record the prior, H, sampler and the MLE; the problems
+        ``attrs`` record the model (``passmix_model``), the prior, H, sampler
+        and the MLE; the problems
         :func:`check_diagnostics` found are in
         ``idata.sample_stats.attrs["passmix_problems"]``.
 
@@ -302,11 +288,12 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FitWarning)  # the bound is said below, in its own terms
         warnings.simplefilter("ignore", DegenerateDataWarning)
-        fit_, h, mle, on_bound = _resolve_fit(data, n_components, seed)
+        fit_, h, mle, on_bound = _resolve_fit(data, n_components, zero_inflated, seed)
+    sm = fit_.sampling_model(prior, h)
     y, m, weight = fit_.counts.pairs()
     problems: list[str] = []
-    if n_free_parameters(h) > int(m.max()):
-        msg = (f"H = {h} has {n_free_parameters(h)} free parameters but m = {int(m.max())} "
+    if sm.n_parameters > int(m.max()):
+        msg = (f"H = {h} has {sm.n_parameters} free parameters but m = {int(m.max())} "
                f"trials per task identify only {int(m.max())} moments of the mixing "
                "distribution: the posterior of the components follows the prior "
                "(prior='flat': it is improper).")
@@ -319,8 +306,7 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
         problems.append(msg)
         warnings.warn(msg, PosteriorWarning, stacklevel=2)
 
-    starts = _starts(mle, h, chains, prior, seed, _START_JITTER)
-    sm = get_sampling_model(h, prior)
+    starts = _starts(mle, sm, chains, seed, _START_JITTER)
     pairs = pair_data(y, m, weight)
     with sm.lock:
         sm.set_data(y, m, weight)
@@ -336,7 +322,7 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
     for metric, name in METRIC_VARS.items():
         posterior[name] = posterior_metrics(idata, k=k_arr, metric=metric)
     posterior.attrs.update({
-        "passmix_prior": prior, "passmix_n_components": h, "passmix_sampler": sampler,
+        "passmix_model": sm.kind, "passmix_prior": prior, "passmix_n_components": h, "passmix_sampler": sampler,
         "passmix_mle": [float(v) for v in mle],
     })
     _add_predictive(idata, y, m, weight, seed)
@@ -348,6 +334,8 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
     return idata
 
 
+# the scalar coordinates and deterministics kept beside the component ones
+_SCALAR_VARS = ("logit_mean_first", "logit_zero", "zero_weight")
 _DIM_RENAMES = {
     "weights": "component", "alpha": "component", "beta": "component",
     "log_concentration": "component", "logit_weights": "higher_component",
@@ -358,7 +346,7 @@ _DIM_RENAMES = {
 def _tidy(idata, h: int):
     """Name the component dims (``component`` 1..H, ``higher_component`` 2..H)."""
     posterior = idata.posterior
-    keep = [v for v in posterior.data_vars if v in _DIM_RENAMES or v == "logit_mean_first"]
+    keep = [v for v in posterior.data_vars if v in _DIM_RENAMES or v in _SCALAR_VARS]
     out = xr.Dataset(attrs=posterior.attrs)
     for var in keep:
         da = posterior[var]
@@ -375,8 +363,14 @@ def _tidy(idata, h: int):
 
 # -- posterior predictive ----------------------------------------------------------
 
-def _mixture_pmf(weights, alpha, beta, m: int) -> np.ndarray:
-    """Beta-binomial mixture pmf of y = 0..m, shape ``weights.shape[:-1] + (m + 1,)``."""
+def _mixture_pmf(weights, alpha, beta, m: int, zero_weight=None) -> np.ndarray:
+    """Beta-binomial mixture pmf of y = 0..m, shape ``weights.shape[:-1] + (m + 1,)``;
+    with an atom of weight `zero_weight` (shape ``weights.shape[:-1]``) at success rate 0."""
+    if zero_weight is not None:
+        zero = np.asarray(zero_weight, dtype=float)[..., None]
+        pmf = (1.0 - zero) * _mixture_pmf(weights, alpha, beta, m)
+        pmf[..., 0] += zero[..., 0]
+        return pmf
     y = np.arange(m + 1, dtype=float)
     with np.errstate(all="ignore"):
         a = np.clip(alpha, 1e-300, 1e300)[..., None]
@@ -404,16 +398,14 @@ def _add_predictive(idata, y, m, weight, seed) -> None:
     n_chain, n_draw = posterior.sizes["chain"], posterior.sizes["draw"]
     keep = max(1, min(n_draw, _PPC_MAX_VALUES // max(1, n_chain * observed.size)))
     draw_idx = np.unique(np.linspace(0, n_draw - 1, keep).round().astype(int))
-    w = component_draws(posterior, "weights")[:, draw_idx]
-    a = component_draws(posterior, "alpha")[:, draw_idx]
-    b = component_draws(posterior, "beta")[:, draw_idx]
+    zero, w, a, b = (x[:, draw_idx] for x in mixture_draws(posterior))
     rng = np.random.default_rng(None if seed is None else [seed, 1])
     shape = w.shape[:2] + observed.shape
     replicated = np.zeros(shape, dtype=np.int64)
     expected = np.zeros(shape)
     n_tasks = observed.sum(axis=1)
     for i, mm in enumerate(trials):
-        pmf = _mixture_pmf(w, a, b, int(mm))
+        pmf = _mixture_pmf(w, a, b, int(mm), zero)
         replicated[:, :, i, : mm + 1] = rng.multinomial(n_tasks[i], pmf)
         expected[:, :, i, : mm + 1] = n_tasks[i] * pmf
     coords = {"chain": posterior["chain"].values, "draw": posterior["draw"].values[draw_idx],

@@ -1,15 +1,21 @@
-"""Statistics over posterior draws, for either model: metrics, credible intervals, summaries.
+"""Statistics over posterior draws, for any model: metrics, credible intervals, summaries.
 
 Each function takes the DataTree of :func:`passmix.sample` (the Beta
-mixture: draws with dims ``(chain, draw, k)``) or of
-:func:`passmix.sample_pooled` (the pooled model: ``(chain, draw, system,
-k)``, every system's metric on the tasks). The mixture's metrics come from
-the closed forms on each draw of ``(weights, alpha, beta)``; the pooled
-model's from each draw's task posteriors (:mod:`passmix.bayes.pooled`).
+mixture or the zero-inflated mixture: draws with dims ``(chain, draw, k)``)
+or of :func:`passmix.sample_pooled` (the pooled model: ``(chain, draw,
+system, k)``, every system's metric on the tasks). One path serves them
+all: the model named in ``posterior.attrs["passmix_model"]`` supplies the
+map from its draws to metric draws (:data:`passmix.bayes._record.METRIC_DRAWS`).
+A single-system model's draws are a Beta mixture with an atom at 0
+(weight 0 when the model has none), whose metrics are the closed forms on
+each draw (:func:`mixture_metric_draws`); the pooled model's come from each
+draw's task posteriors (:mod:`passmix.bayes.pooled`). Everything after that
+map (intervals, summaries, diagnostics) is the same code for every model.
 """
 
 from __future__ import annotations
 
+import importlib
 import warnings
 
 import numpy as np
@@ -19,15 +25,18 @@ import xarray as xr
 from .._validation import FitWarning, check_k, check_level, check_metric
 from ..inference.delta import ConfidenceInterval
 from ..metrics import metric_value
-from ..models.mixture.fit import MixtureFit
+from ..inference.results import LikelihoodResult
 from ..models.pooled.result import PooledFit
-from ._record import METRIC_VARS, is_pooled, system_label
+from ._record import METRIC_DRAWS, METRIC_VARS, is_pooled, model_kind, system_label
 from .checks import check_idata
 
 __all__ = ["component_draws", "compare_intervals", "credible_interval", "draws_interval",
-           "metric_draws", "posterior_metrics", "posterior_summary"]
+           "metric_draws", "mixture_draws", "mixture_metric_draws", "posterior_metrics",
+           "posterior_summary"]
 
 _METHODS = ("eti", "hdi")
+# the result class of each model's maximum-likelihood fit
+_FIT_CLASS = {"mixture": "MixtureFit", "zero_inflated": "ZeroInflatedFit", "pooled": "PooledFit"}
 
 
 def component_draws(posterior, var: str) -> np.ndarray:
@@ -36,13 +45,68 @@ def component_draws(posterior, var: str) -> np.ndarray:
 
 
 
+def mixture_draws(posterior) -> tuple[np.ndarray, ...]:
+    """Draws of a single-system model's mixture: ``(zero_weight, weights, alpha, beta)``.
+
+    ``zero_weight`` has shape ``(chain, draw)`` (0 where the model has no
+    atom at success rate 0), the others ``(chain, draw, H)``.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from passmix.bayes.stats import mixture_draws
+    >>> draws = {v: (("chain", "draw", "component"), np.ones((1, 2, 1)))
+    ...          for v in ("weights", "alpha", "beta")}
+    >>> zero, w, a, b = mixture_draws(xr.Dataset(draws))
+    >>> zero.shape, w.shape
+    ((1, 2), (1, 2, 1))
+    """
+    w, a, b = (component_draws(posterior, v) for v in ("weights", "alpha", "beta"))
+    if "zero_weight" in posterior:
+        zero = np.asarray(posterior["zero_weight"].transpose("chain", "draw").values, float)
+    else:
+        zero = np.zeros(w.shape[:2])
+    return zero, w, a, b
+
+
+def mixture_metric_draws(idata, metrics, k_arr: np.ndarray) -> dict[str, xr.DataArray]:
+    """Metric draws of a single-system model: the closed forms on each draw of its mixture.
+
+    ``(1 - zero_weight)`` times the Beta mixture's metric
+    (:func:`passmix.metric_value`), dims ``(chain, draw, k)``, one array per
+    metric in `metrics`. This is the map :data:`~passmix.bayes._record.METRIC_DRAWS`
+    gives for the Beta mixture and the zero-inflated mixture.
+    """
+    posterior = idata.posterior
+    zero, w, a, b = mixture_draws(posterior)
+    # draws of an improper flat posterior can run off until alpha or beta
+    # under/overflows; those draws give NaN (the diagnostics say why), not an error
+    bad = ~(np.all(np.isfinite(w) & np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0),
+                   axis=-1) & np.isfinite(zero))
+    if bad.any():
+        w, a, b = (np.where(bad[..., None], 1.0, x) for x in (w, a, b))
+        zero = np.where(bad, 0.0, zero)
+    coords = {d: posterior[d].values for d in ("chain", "draw") if d in posterior.coords}
+    coords["k"] = k_arr
+    out = {}
+    for name in metrics:
+        with np.errstate(all="ignore"):
+            values = (1.0 - zero)[..., None] * np.asarray(metric_value(name, w, a, b, k_arr))
+        values = np.where(bad[..., None], np.nan, values)
+        out[name] = xr.DataArray(values, dims=("chain", "draw", "k"), coords=coords)
+    return out
+
+
 def posterior_metrics(idata, k=None, *, metric: str | None = None) -> xr.Dataset | xr.DataArray:
     """Posterior draws of Pass@k, Pass^k and AUC@k.
 
-    The mixture's are evaluated with the same closed forms as the point
-    estimates (:func:`passmix.metric_value`), on every draw of ``(weights,
-    alpha, beta)``; the pooled model's average every system's metric over
-    each draw's task posteriors (:func:`passmix.bayes.pooled.pooled_metric_draws`).
+    The model that made the draws maps them to metric draws
+    (:data:`passmix.bayes._record.METRIC_DRAWS`): a single-system model's
+    with the same closed forms as the point estimates
+    (:func:`mixture_metric_draws`) on every draw of ``(zero_weight,
+    weights, alpha, beta)``; the pooled model's by averaging every system's
+    metric over each draw's task posteriors
+    (:func:`passmix.bayes.pooled.pooled_metric_draws`).
 
     Parameters
     ----------
@@ -80,29 +144,10 @@ def posterior_metrics(idata, k=None, *, metric: str | None = None) -> xr.Dataset
     else:
         k_arr = check_k(k)[0]
     metrics = list(METRIC_VARS) if metric is None else [check_metric(metric)]
-    if is_pooled(idata):
-        from .pooled import pooled_metric_draws
-
-        drawn = pooled_metric_draws(idata, metrics, k_arr)
-        out = {METRIC_VARS[name]: draws.rename(METRIC_VARS[name])
-               for name, draws in drawn.items()}
-        return out[METRIC_VARS[metrics[0]]] if metric is not None else xr.Dataset(out)
-    w, a, b = (component_draws(posterior, v) for v in ("weights", "alpha", "beta"))
-    # draws of an improper flat posterior can run off until alpha or beta
-    # under/overflows; those draws give NaN (the diagnostics say why), not an error
-    bad = ~np.all(np.isfinite(w) & np.isfinite(a) & np.isfinite(b) & (a > 0) & (b > 0),
-                  axis=-1)
-    if bad.any():
-        w, a, b = (np.where(bad[..., None], 1.0, x) for x in (w, a, b))
-    out = {}
-    for name in metrics:
-        with np.errstate(all="ignore"):
-            values = metric_value(name, w, a, b, k_arr)
-        values = np.where(bad[..., None], np.nan, values)
-        out[METRIC_VARS[name]] = xr.DataArray(
-            np.asarray(values), dims=("chain", "draw", "k"),
-            coords={"chain": posterior["chain"].values, "draw": posterior["draw"].values,
-                    "k": k_arr}, name=METRIC_VARS[name])
+    module, name = METRIC_DRAWS[model_kind(idata)]
+    draw_map = getattr(importlib.import_module(module, __package__), name)
+    out = {METRIC_VARS[m]: draws.rename(METRIC_VARS[m])
+           for m, draws in draw_map(idata, metrics, k_arr).items()}
     return out[METRIC_VARS[metrics[0]]] if metric is not None else xr.Dataset(out)
 
 
@@ -233,18 +278,18 @@ def _rows(draws: xr.DataArray, metric: str, columns: dict) -> pd.DataFrame:
     return pd.DataFrame({**lead, "metric": metric, "k": k_arr, **body})
 
 
-def compare_intervals(fit: MixtureFit | PooledFit, idata, k=None, level: float = 0.95, *,
+def compare_intervals(fit: LikelihoodResult | PooledFit, idata, k=None, level: float = 0.95, *,
                       method: str = "eti", scale: str = "logit") -> pd.DataFrame:
     """Delta-method and posterior credible intervals side by side, per metric and k.
 
     Parameters
     ----------
-    fit : MixtureFit or PooledFit
+    fit : MixtureFit, ZeroInflatedFit or PooledFit
         The maximum-likelihood fit (delta-method intervals,
         :meth:`MixtureFit.delta`, :meth:`PooledFit.delta`).
     idata : xarray.DataTree
-        Posterior draws of the same model from :func:`passmix.sample` (the same H)
-        or :func:`passmix.sample_pooled` (the same systems).
+        Posterior draws of the same model from :func:`passmix.sample` (the same
+        model and H) or :func:`passmix.sample_pooled` (the same systems).
     k : int or array_like of int, optional
         Horizons; default those stored in `idata`.
     level : float, default 0.95
@@ -265,6 +310,8 @@ def compare_intervals(fit: MixtureFit | PooledFit, idata, k=None, level: float =
 
     Raises
     ------
+    TypeError
+        If the fit is of another model than the draws.
     ValueError
         If the fit's H differs from the H sampled, or its systems from those sampled.
     """
@@ -272,11 +319,12 @@ def compare_intervals(fit: MixtureFit | PooledFit, idata, k=None, level: float =
     level = check_level(level)
     if method not in _METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(_METHODS)}.")
-    pooled = is_pooled(idata)
-    if not isinstance(fit, PooledFit if pooled else MixtureFit):
-        kind = "passmix.PooledFit (draws of sample_pooled)" if pooled else \
-            "passmix.MixtureFit (draws of sample)"
-        raise TypeError(f"fit must be a {kind}, got {type(fit).__name__}.")
+    pooled, kind = is_pooled(idata), model_kind(idata)
+    fit_kind = "pooled" if isinstance(fit, PooledFit) else getattr(fit, "model_kind", None)
+    if fit_kind != kind:
+        raise TypeError(f"the draws are of the {kind} model, so fit must be a passmix."
+                        f"{_FIT_CLASS[kind]}, got {type(fit).__name__}: compare intervals of "
+                        "the same model.")
     if pooled:
         sampled = list(idata.constant_data["system"].values)
         if [system_label(s) for s in fit.systems] != sampled or fit.n_components != \

@@ -15,7 +15,11 @@ hooks:
   rows of Z;
 * ``region(objective, level)``: the :class:`~passmix.inference.profile.LikelihoodRegion`
   at `level`, with the model's anchors, probes and moves (optional: a plain
-  region by default).
+  region by default);
+* ``sampling_model(prior)`` and ``start(n_components)``: for the Bayesian
+  path (optional), the PyMC model NUTS samples
+  (:class:`~passmix.models.mixture.graph.SamplingModel`) and the optimum at
+  another H to start its chains from.
 
 From these the result computes the metric's point estimate, delta-method
 and profile-likelihood intervals at any horizon, ``interval(method=...)``,
@@ -27,7 +31,7 @@ whose metric has an analytic, vectorised gradient may override
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -83,6 +87,8 @@ class LikelihoodResult:
     loglik: float
     on_bound: tuple[str, ...]
     _cache: dict
+    #: The model's name, as its posterior draws record it (``passmix_model``).
+    model_kind: ClassVar[str] = ""
 
     # -- hooks -------------------------------------------------------------------
     def box(self) -> np.ndarray:  # pragma: no cover - each model supplies it
@@ -96,6 +102,22 @@ class LikelihoodResult:
     def metric_functions(self, metric: str) -> tuple:  # pragma: no cover
         """``(logit, value, batch)`` of `metric` as functions of the coordinates."""
         raise NotImplementedError
+
+    def sampling_model(self, prior: str = "weak", n_components: int | None = None
+                       ) -> Any:  # pragma: no cover - optional
+        """The model :func:`passmix.sample` draws from (a ``SamplingModel``), at this H or
+        `n_components`."""
+        raise NotImplementedError(f"{type(self).__name__} has no Bayesian path.")
+
+    def start(self, n_components: int) -> tuple[np.ndarray, tuple[str, ...]]:
+        """The optimum and its on-bound coordinates at `n_components` (chains start there).
+
+        This fit's own at its H; a model whose fit keeps other H's optima
+        overrides it.
+        """
+        if n_components != getattr(self, "n_components", n_components):
+            raise NotImplementedError(f"{type(self).__name__} keeps no fit at H = {n_components}.")
+        return np.asarray(self.params), tuple(self.on_bound)
 
     def region(self, objective, level: float) -> LikelihoodRegion:
         """The likelihood region at `level`, kept for every metric and horizon."""

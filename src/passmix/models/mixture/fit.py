@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -130,6 +130,7 @@ class MixtureFit(LikelihoodResult):
     n_observed: int
     counts: Counts
     candidates: dict[int, CandidateFit] = field(default_factory=dict)
+    model_kind: ClassVar[str] = "mixture"
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     # -- metrics ---------------------------------------------------------------
@@ -252,6 +253,20 @@ class MixtureFit(LikelihoodResult):
     def metric_functions(self, metric: str) -> tuple:
         """``(logit, value, batch)`` of `metric` in the mixture's coordinates."""
         return _metric_of_coordinates(check_metric(metric), self.n_components)
+
+    def sampling_model(self, prior: str = "weak", n_components: int | None = None):
+        """The PyMC model :func:`passmix.sample` draws from, at this H or `n_components`."""
+        from .graph import get_sampling_model
+
+        return get_sampling_model(n_components or self.n_components, prior)
+
+    def start(self, n_components: int) -> tuple[np.ndarray, tuple[str, ...]]:
+        """The optimum at `n_components` (this fit's, or its candidate's) and its on-bound
+        coordinates; raises KeyError when that H was not fitted."""
+        if n_components == self.n_components:
+            return np.asarray(self.params), tuple(self.on_bound)
+        cand = self.candidates[n_components]
+        return np.asarray(cand.params), tuple(cand.on_bound)
 
     def region(self, objective, level: float) -> LikelihoodRegion:
         """The likelihood region at `level`, built once and shared by every metric and k.

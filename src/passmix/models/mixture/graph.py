@@ -340,7 +340,15 @@ def get_objective(n_components: int, prior: str = "flat") -> MixtureObjective:
 
 @dataclass
 class SamplingModel:
-    """One H's model for ``pymc.sample``, built once per ``(H, prior)``.
+    """One single-system model for ``pymc.sample``, built once per ``(model, H, prior)``.
+
+    What the generic Bayesian path (:func:`passmix.sample`) needs from a
+    model: the PyMC model, its free variables in coordinate order
+    (``blocks``: name and size, a size-1 block named in ``scalars`` being a
+    scalar variable), the normal prior of each block (``prior_scales``,
+    where chains may start) and the coordinates' box. Its posterior holds
+    the deterministics ``weights``, ``alpha``, ``beta`` and, for a model
+    with an atom at 0, ``zero_weight``, from which the metrics follow.
 
     Sampling sets the data containers, so a caller holds :attr:`lock` from
     :meth:`set_data` until the sampler has compiled its functions and
@@ -353,12 +361,42 @@ class SamplingModel:
     model: Any
     lock: threading.RLock
     nutpie_cache: dict
+    blocks: tuple[tuple[str, int], ...] = ()
+    prior_scales: dict = field(default_factory=dict)
+    box: Any = None
+    kind: str = "mixture"
+
+    @property
+    def n_parameters(self) -> int:
+        """Number of free coordinates."""
+        return sum(size for _, size in self.blocks)
 
     def set_data(self, y: np.ndarray, m: np.ndarray, weight: np.ndarray) -> None:
         """Point the model at new distinct pairs ``(y, m)`` with task counts `weight`."""
         import pymc as pm
 
         pm.set_data(pair_data(y, m, weight), model=self.model)
+
+    def as_point(self, z: np.ndarray) -> dict[str, np.ndarray | float]:
+        """The coordinate vector `z` as ``{variable: value}`` (a start for the sampler)."""
+        point, i = {}, 0
+        for name, size in self.blocks:
+            point[name] = float(z[i]) if name in _SCALARS else np.array(z[i:i + size], float)
+            i += size
+        return point
+
+    def prior_box(self) -> tuple[np.ndarray, np.ndarray]:
+        """Where chains may start: within three prior sd (``"weak"``) or half a unit inside
+        the box (``"flat"``)."""
+        if self.prior == "weak":
+            lo, hi = [], []
+            for name, size in self.blocks:
+                mu, sigma = self.prior_scales[name]
+                lo += [mu - 3 * sigma] * size
+                hi += [mu + 3 * sigma] * size
+            return np.array(lo), np.array(hi)
+        box = np.asarray(self.box, dtype=float)
+        return box[:, 0] + 0.5, box[:, 1] - 0.5
 
 
 @lru_cache(maxsize=None)
@@ -370,5 +408,8 @@ def get_sampling_model(n_components: int, prior: str = "weak") -> SamplingModel:
     """
     if prior not in PRIORS:
         raise ValueError(f"unknown prior {prior!r}; expected one of {', '.join(PRIORS)}.")
-    model = build_model(n_components, prior=prior)
-    return SamplingModel(int(n_components), prior, model, threading.RLock(), {})
+    h = int(n_components)
+    model = build_model(h, prior=prior)
+    return SamplingModel(h, prior, model, threading.RLock(), {},
+                         blocks=tuple(coordinate_blocks(h)), prior_scales=dict(WEAK_PRIOR),
+                         box=bounds(h), kind="mixture")

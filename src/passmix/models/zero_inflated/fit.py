@@ -18,7 +18,7 @@ coordinate as known.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -33,7 +33,8 @@ from ...metrics import (evaluate_logit, evaluate_logit_value, evaluate_metric,
                         logit_with_zero_atom)
 from ..mixture._starts import (_Neighbours, _component_moves, _probes, _random_start,
                                _shrunk_rates)
-from .model import (ZERO_BOUNDS, bounds, coordinate_names_zi, get_objective, mixtures,
+from .model import (ZERO_BOUNDS, bounds, coordinate_names_zi, get_objective,
+                    get_sampling_model, mixtures,
                     mixtures_jacobian, n_parameters)
 
 __all__ = ["ZeroInflatedFit", "fit_zero_inflated"]
@@ -93,6 +94,7 @@ class ZeroInflatedFit(LikelihoodResult):
     plain: Any = None
     local_optima: tuple = field(default=(), repr=False)
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    model_kind: ClassVar[str] = "zero_inflated"
 
     # -- the model's hooks -------------------------------------------------------
     def box(self) -> np.ndarray:
@@ -110,6 +112,11 @@ class ZeroInflatedFit(LikelihoodResult):
     def metric_functions(self, metric: str) -> tuple:
         """``(logit, value, batch)`` of `metric`: ``(1 - pi)`` times the mixture's."""
         return metric_of_coordinates(metric, self.n_components)
+
+    def sampling_model(self, prior: str = "weak", n_components: int | None = None):
+        """The PyMC model :func:`passmix.sample` draws from, at this H or `n_components`
+        (the atom included)."""
+        return get_sampling_model(n_components or self.n_components, prior)
 
     def region(self, objective, level: float) -> LikelihoodRegion:
         """The likelihood region, searched from the plain fit's optima and the mixture's

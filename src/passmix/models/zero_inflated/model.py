@@ -30,14 +30,15 @@ import numpy as np
 from scipy.special import expit
 
 from ..._pytensor import import_pymc
-from ..mixture.graph import (OBJECTIVE_CAPACITY, MixtureObjective, compile_logp_dlogp,
-                             coordinate_variables, mixture_loglik, pair_containers)
+from ..mixture.graph import (OBJECTIVE_CAPACITY, MixtureObjective, SamplingModel,
+                             compile_logp_dlogp, coordinate_variables, mixture_loglik,
+                             pair_containers)
 from ..mixture.parameters import bounds as mixture_bounds
-from ..mixture.parameters import (coordinate_blocks, coordinate_names, n_free_parameters,
-                                  unpack, unpack_jacobian)
+from ..mixture.parameters import (PRIORS, WEAK_PRIOR, coordinate_blocks, coordinate_names,
+                                  n_free_parameters, unpack, unpack_jacobian)
 
 __all__ = ["ZERO_BOUNDS", "ZERO_PRIOR", "ZeroInflatedObjective", "bounds", "build_model",
-           "coordinate_names_zi", "get_objective", "mixtures", "mixtures_jacobian",
+           "coordinate_names_zi", "get_objective", "get_sampling_model", "mixtures", "mixtures_jacobian",
            "n_parameters"]
 
 #: Box of ``logit_zero``: pi from 1.4e-11 (no atom) to 0.99995.
@@ -108,6 +109,30 @@ def build_model(n_components: int, *, prior: str = "flat", switchable: bool = Fa
                            log_keep + mix)
         pm.Potential("loglik", pt.sum(data["weight"] * loglik))
     return model
+
+
+@lru_cache(maxsize=None)
+def get_sampling_model(n_components: int, prior: str = "weak") -> SamplingModel:
+    """The zero-inflated model for ``pymc.sample`` at ``(H, prior)``, built on first use.
+
+    The generic Bayesian path (:func:`passmix.sample`) samples it as it
+    does the plain mixture: its blocks are the mixture's then
+    ``logit_zero`` (prior :data:`ZERO_PRIOR` under ``"weak"``).
+
+    Examples
+    --------
+    >>> from passmix.models.zero_inflated.model import get_sampling_model
+    >>> sm = get_sampling_model(1)
+    >>> [name for name, _ in sm.blocks], sm.kind
+    (['logit_mean_first', 'log_concentration', 'logit_zero'], 'zero_inflated')
+    """
+    if prior not in PRIORS:
+        raise ValueError(f"unknown prior {prior!r}; expected one of {', '.join(PRIORS)}.")
+    h = int(n_components)
+    scales = {**WEAK_PRIOR, "logit_zero": ZERO_PRIOR}
+    return SamplingModel(h, prior, build_model(h, prior=prior), threading.RLock(), {},
+                         blocks=tuple(coordinate_blocks(h) + [("logit_zero", 1)]),
+                         prior_scales=scales, box=bounds(h), kind="zero_inflated")
 
 
 @dataclass
