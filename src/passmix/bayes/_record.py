@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import xarray as xr
 
-__all__ = ["METRIC_DRAWS", "METRIC_VARS", "POOLED", "has_group", "is_pooled", "model_kind",
-           "system_label"]
+__all__ = ["METRIC_DRAWS", "METRIC_VARS", "POOLED", "SAMPLED_VARS", "has_group", "is_pooled",
+           "model_kind", "system_label"]
 
 #: Variable names of the metric draws in the posterior group, by canonical metric.
 METRIC_VARS = {"pass@k": "pass_at_k", "pass^k": "pass_hat_k", "auc@k": "auc_at_k"}
@@ -20,6 +20,16 @@ METRIC_DRAWS = {
     "mixture": (".stats", "mixture_metric_draws"),
     "zero_inflated": (".stats", "mixture_metric_draws"),
     POOLED: (".pooled", "pooled_metric_draws"),
+}
+
+_MIXTURE_VARS = ("logit_weights", "logit_mean_first", "log_mean_gaps", "log_concentration")
+#: The posterior variables of each model's sampled coordinates, in the model's order
+#: (the pooled model's centred abilities standing for its zero-sum free ones).
+SAMPLED_VARS = {
+    "mixture": _MIXTURE_VARS,
+    "zero_inflated": _MIXTURE_VARS + ("logit_zero",),
+    POOLED: ("abilities", "log_concentration", "log_slope", "difficulty_mean",
+             "log_difficulty_sd", "component_logits"),
 }
 
 

@@ -20,19 +20,14 @@ import pandas as pd
 from .._validation import PosteriorWarning
 from ..models.mixture.parameters import PARAMETER_BOUNDS
 from ..models.zero_inflated.model import ZERO_BOUNDS
-from ._record import METRIC_VARS, has_group, is_pooled, system_label
+from ._record import METRIC_VARS, SAMPLED_VARS, has_group, is_pooled, model_kind, system_label
 
 __all__ = ["FREE_VARS", "check_diagnostics", "check_idata", "diagnose", "free_variables",
            "ppc_pvalue"]
 
 #: Names of the mixture's sampled (unconstrained) coordinates, in the model's order.
-FREE_VARS = ("logit_weights", "logit_mean_first", "log_mean_gaps", "log_concentration")
-# the zero-inflated model's are the mixture's and the atom's logit
-_ATOM_VARS = ("logit_zero",)
+FREE_VARS = SAMPLED_VARS["mixture"]
 _BOXES = {**PARAMETER_BOUNDS, "logit_zero": ZERO_BOUNDS}
-# the pooled model's, its centred abilities standing for the zero-sum free ones
-_POOLED_VARS = ("abilities", "log_concentration", "log_slope", "difficulty_mean",
-                "log_difficulty_sd", "component_logits")
 
 _R_HAT_MAX = 1.01
 _ESS_PER_CHAIN = 100  # Vehtari et al. (2021): bulk and tail ESS >= 100 per chain
@@ -62,12 +57,14 @@ def check_idata(idata) -> None:
 def free_variables(idata) -> list[str]:
     """The posterior variables of the sampled coordinates that `idata` holds.
 
-    The mixture's unconstrained coordinates (:data:`FREE_VARS`, and the
-    zero-inflated model's ``logit_zero``); for the pooled model its centred ``abilities`` (the zero-sum coordinates the
-    sampler moves) and its other free blocks.
+    Those the model that made the draws names in
+    :data:`passmix.bayes._record.SAMPLED_VARS`: the mixture's unconstrained
+    coordinates (:data:`FREE_VARS`), the zero-inflated model's with
+    ``logit_zero``, the pooled model's centred ``abilities`` (the zero-sum
+    coordinates the sampler moves) and its other free blocks.
     """
     check_idata(idata)
-    names = _POOLED_VARS if is_pooled(idata) else FREE_VARS + _ATOM_VARS
+    names = SAMPLED_VARS[model_kind(idata)]
     posterior = idata.posterior
     return [v for v in names if v in posterior and posterior[v].size]
 

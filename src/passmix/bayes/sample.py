@@ -64,7 +64,7 @@ from ._record import METRIC_VARS, has_group
 # the statistics and checks over draws live in .stats and .checks (they read both models'
 # draws); their old names here stay
 from .checks import FREE_VARS, check_diagnostics, check_idata, diagnose, ppc_pvalue
-from .stats import (component_draws, compare_intervals, credible_interval, draws_interval,
+from .stats import (compare_intervals, credible_interval, draws_interval,
                     metric_draws, mixture_draws, posterior_metrics, posterior_summary)
 
 __all__ = [
