@@ -41,15 +41,25 @@ class SystemIntervals:
         """
         key = ("inflation", metric, int(k))
         if key not in self._cache:
-            cov, robust = self.covariance_matrix(), self._robust_covariance()
+            cov = self.covariance_matrix()
             grads, _ = self.logit_gradients(metric, np.array([int(k)]), np.diag(cov) > 0)
-            g = grads[:, :, 0]
-            model = np.einsum("ci,cd,di->i", g, cov, g)
-            sandwich = np.einsum("ci,cd,di->i", g, robust, g)
+            self._keep_inflation(metric, np.array([int(k)]), grads)
+        return self._cache[key]
+
+    def _keep_inflation(self, metric: str, k_arr: np.ndarray, grads: np.ndarray) -> None:
+        """Keep :meth:`inflation` at each of `k_arr` from the gradients (C, I, K) at hand."""
+        cov, robust = self.covariance_matrix(), self._robust_covariance()
+        for n, k in enumerate(k_arr):
+            key = ("inflation", metric, int(k))
+            if key in self._cache:
+                continue
+            g = grads[:, :, n]
+            # g_i' C g_i for every system i, as matrix products (BLAS), not a triple loop
+            model = np.sum(g * (cov @ g), axis=0)
+            sandwich = np.sum(g * (robust @ g), axis=0)
             with np.errstate(divide="ignore", invalid="ignore"):
                 ratio = np.where(model > 0, sandwich / model, 1.0)
             self._cache[key] = np.maximum(np.nan_to_num(ratio, nan=1.0, posinf=1.0), 1.0)
-        return self._cache[key]
 
     def delta(self, metric: str, k, level: float = 0.95, system=None) -> pd.DataFrame:
         """Delta-method intervals on the logit scale, per system and horizon.
@@ -85,8 +95,11 @@ class SystemIntervals:
         cov = self.covariance_matrix()
         base = self.metric_values(metric, k_arr, rows=rows)
         grads, centre = self.logit_gradients(metric, k_arr, np.diag(cov) > 0)
-        se_logit = np.sqrt(np.maximum(np.einsum("cik,cd,dik->ik", grads, cov, grads), 0.0))
+        quad = np.sum(grads * np.tensordot(cov, grads, axes=(1, 0)), axis=0)  # g' C g
+        se_logit = np.sqrt(np.maximum(quad, 0.0))
         if self.robust:
+            # the sandwich's ratio from the gradients just computed, not a second time
+            self._keep_inflation(metric, k_arr, grads)
             se_logit = se_logit * np.sqrt(np.stack([self.inflation(metric, k) for k in k_arr],
                                                    axis=1))
         lower, upper = logit_wald_ends(centre, se_logit, level)

@@ -188,9 +188,15 @@ class PooledDerivatives:
         # j only through its pair: sum the weights over the tasks of each (system,
         # pair) first (the incidence), then contract with the (I, U, G, P) table
         centred = rw - totals[:, :, None] * self.r[None]                  # (C, J, G)
-        by_pair = self.incidence.T @ centred.transpose(1, 0, 2).reshape(n_tasks, -1)
-        by_pair = by_pair.reshape(n_sys, n_pairs, n_c, n_grid)
-        out[:n_s] = np.einsum("iugp,ipcg->iuc", self.d1, by_pair).reshape(n_s, n_c)
+        # rows in blocks whose (I, P, rows, G) sums stay within _CHUNK numbers: that
+        # array grows with the systems times the rows, which grow with the systems too
+        step = max(1, _CHUNK // max(1, n_sys * n_pairs * n_grid))
+        for first in range(0, n_c, step):
+            rows = slice(first, min(first + step, n_c))
+            n_rows = rows.stop - first
+            by_pair = self.incidence.T @ centred[rows].transpose(1, 0, 2).reshape(n_tasks, -1)
+            by_pair = by_pair.reshape(n_sys, n_pairs, n_rows, n_grid)
+            out[:n_s, rows] = np.einsum("iugp,ipcg->iuc", self.d1, by_pair).reshape(n_s, n_rows)
         return self.transform.T @ out
 
 
