@@ -88,15 +88,25 @@ def test_draws_of_an_unknown_model_are_refused():
         posterior_metrics(tree, k=5)
 
 
+@pytest.mark.slow
 def test_h1_posterior_equals_grid_quadrature(small_atom):
-    """NUTS against the exact posterior of H = 1 with the atom, integrated on a 3-d grid."""
-    res, idata = small_atom
+    """NUTS against the exact posterior of H = 1 with the atom, integrated on a 3-d grid.
+
+    At m = 5 an unsolved task may be in the atom or low in the Beta, and the
+    prior leaves mass down to weight 0: the posterior has a long arm along
+    ``logit_zero`` that 4 x 1000 draws under-visit (the atom's mean weight
+    0.045 against 0.075, with r_hat 1.005), so this check draws 4 x 3000."""
+    res, _ = small_atom
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PosteriorWarning)
+        idata = passmix.sample(res, draws=3000, chains=4, tune=2000, seed=3, k=[1, 10, 60],
+                               target_accept=0.95)
     assert idata.posterior.attrs["passmix_model"] == "zero_inflated"
     y, m, n = res.counts.pairs()
     # this grid's posterior means agree with those of one twice as fine in each axis to 2e-6
     eta = np.linspace(-8.0, 8.0, 65)
     log_kappa = np.linspace(-7.0, 9.0, 65)
-    t = np.linspace(-9.0, 5.0, 57)
+    t = np.linspace(-20.0, 6.0, 105)
     e, lk, tt = np.meshgrid(eta, log_kappa, t, indexing="ij")
     alpha, beta, pi = np.exp(lk) * expit(e), np.exp(lk) * expit(-e), expit(tt)
     loglik = sum(c * np.log(np.where(yi == 0, pi, 0.0)
@@ -145,9 +155,9 @@ def test_tables_and_diagnostics_read_the_atom(small_atom):
     assert len(table) == 6
     ends = table[["credible_lower", "credible_upper", "delta_lower", "delta_upper"]]
     assert np.all((ends.to_numpy() >= 0) & (ends.to_numpy() <= 1))
-    # the two intervals of the same model overlap
-    assert np.all(table["credible_lower"] < table["delta_upper"])
-    assert np.all(table["delta_lower"] < table["credible_upper"])
+    # the two intervals of the same model overlap (Pass^60, about 1e-10 here, aside)
+    assert np.all(table["credible_lower"] < table["delta_upper"] + 1e-6)
+    assert np.all(table["delta_lower"] < table["credible_upper"] + 1e-6)
     summary = posterior_summary(idata, k=[60])
     assert (summary["r_hat"] < 1.02).all()
     assert "logit_zero" in diagnose(idata).index
@@ -168,19 +178,24 @@ def test_counts_with_zero_inflated_are_fitted_then_sampled():
 
 
 @pytest.mark.slow
-def test_credible_intervals_cover_on_the_issue_study():
-    """30% impossible tasks, J = 300, m = 50, 10 replicates: the 95% credible interval of
-    Pass@1000 holds the truth in at least 9, and its posterior mean errs by <= 0.03 on average."""
-    truth = 0.7 * (1.0 - 3.0 / 1003.0)
+@pytest.mark.parametrize("share, first, least", [(0.3, 1000, 9), (0.0, 2000, 8)])
+def test_credible_intervals_cover_on_the_issue_study(share, first, least):
+    """J = 300, m = 50, the rest Beta(1, 3), 10 replicates: the 95% credible interval of
+    Pass@1000 holds the truth in at least `least` (measured: 10 of 10 with 30% impossible
+    tasks, 9 of 10 with none), and its posterior mean errs by <= 0.03 on average.
+
+    With no atom in the truth the posterior of its weight cannot reach 0; the prior
+    (Normal(-6, 3) on its logit) keeps mass near it, so Pass@1000 near 1 stays covered."""
+    truth = (1.0 - share) * (1.0 - 3.0 / 1003.0)
     covered, errors = 0, []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for rep in range(10):
-            res = passmix.fit(_simulate(1000 + rep), zero_inflated=True)
+            res = passmix.fit(_simulate(first + rep, share=share), zero_inflated=True)
             idata = passmix.sample(res, draws=500, chains=2, tune=500, seed=rep, k=[1000],
                                    check=False)
             lo, hi = credible_interval(idata, "pass@k", 1000)
             covered += lo <= truth <= hi
             errors.append(abs(float(idata.posterior["pass_at_k"].mean()) - truth))
-    assert covered >= 9, covered
+    assert covered >= least, covered
     assert np.mean(errors) <= 0.03, errors

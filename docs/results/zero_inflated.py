@@ -10,8 +10,12 @@ docs/results/zero_inflated.md.
   Replicates use seeds 1000.. (with the atom) and 2000.. (without). Each is
   fitted by the plain mixture (``passmix.fit``), the zero-inflated mixture
   (``zero_inflated=True``) and BIC's choice between them (``"auto"``, the
-  registered ``zi_mixture``); the table gives the mean absolute error of
-  Pass@1000 and Pass@100 and how often the 95% profile interval covers.
+  registered ``zi_mixture``), and the zero-inflated fit's posterior
+  (``passmix.sample``, weak priors, 2 chains x 500 draws: its posterior
+  mean and 95% equal-tailed credible interval); the table gives the mean
+  absolute error of Pass@1000 and Pass@100, how often the 95% interval
+  covers, and the mean and largest absolute difference from the plain
+  mixture's estimate.
 * **MATH** (Large Language Monkeys, 7 Pythia models x 128 problems x 10,000
   samples; ``src/passmix/example_data``): the repeated-trial protocol of
   ``passmix experiment repeated`` at m = 10 and 50 with its seeds, the
@@ -53,15 +57,22 @@ def simulation(replicates: int) -> pd.DataFrame:
             plain = passmix.fit(counts)
             forced = passmix.fit(counts, zero_inflated=True)
             auto = forced if forced.bic < plain.bic else plain
+            post = passmix.sample(forced, draws=500, chains=2, tune=500, seed=rep,
+                                  k=[100, 1000], check=False)
             for k in (100, 1000):
                 truth = (1.0 - share) * (1.0 - 3.0 / (3.0 + k))
-                for name, res in (("mixture", plain), ("zero-inflated", forced),
-                                  ("zi_mixture (BIC)", auto)):
-                    lo, hi = res.interval("pass@k", k)
+                estimates = {name: (res.pass_at_k(k), *res.interval("pass@k", k), res is forced)
+                             for name, res in (("mixture", plain), ("zero-inflated", forced),
+                                               ("zi_mixture (BIC)", auto))}
+                draws = post.posterior["pass_at_k"].sel(k=k).values.ravel()
+                estimates["zero-inflated, posterior"] = (
+                    float(draws.mean()), *np.quantile(draws, [0.025, 0.975]), True)
+                for name, (value, lo, hi, chosen) in estimates.items():
                     rows.append({"impossible": f"{share:.0%}", "k": k, "method": name,
-                                 "abs_error": abs(res.pass_at_k(k) - truth),
+                                 "abs_error": abs(value - truth),
                                  "covered": lo <= truth <= hi,
-                                 "zero_inflated_chosen": res is forced})
+                                 "vs_plain": abs(value - plain.pass_at_k(k)),
+                                 "zero_inflated_chosen": chosen})
     return pd.DataFrame(rows)
 
 
@@ -93,6 +104,7 @@ def main() -> None:
         math = math_study(args.seeds)
     sim_table = sim.groupby(["impossible", "k", "method"], sort=False).agg(
         mae=("abs_error", "mean"), coverage=("covered", "mean"),
+        mean_vs_plain=("vs_plain", "mean"), max_vs_plain=("vs_plain", "max"),
         zi_chosen=("zero_inflated_chosen", "mean")).reset_index()
     math_table = math.groupby(["m", "k", "method"]).agg(
         mae_pp=("abs_error", "mean"), coverage=("covered", "mean"),
@@ -107,10 +119,19 @@ def main() -> None:
         f"## Simulation (J = 300, m = 50, rest Beta(1, 3), {args.replicates} replicates)",
         "",
         "`mae` is the mean absolute error of Pass@k, `coverage` the share of 95% profile "
-        "intervals that hold the true value, `zi_chosen` how often the result is the "
-        "zero-inflated fit.",
+        "intervals (credible intervals for the posterior) that hold the true value, "
+        "`mean_vs_plain` and `max_vs_plain` the mean and largest absolute difference from "
+        "the plain mixture's estimate, `zi_chosen` how often the result is the "
+        "zero-inflated model.",
         "",
         sim_table.to_markdown(index=False, floatfmt=".4f"),
+        "",
+        "The posterior's prior on the atom's logit is Normal(-6, 3) (median weight "
+        "0.25%). With the first prior, Normal(-2, 2) (median "
+        "12%), the same replicates without impossible tasks gave the posterior a coverage "
+        "of 0.8 at k = 100 and 0.2 at k = 1000 (mean absolute error 0.0150 and 0.0176): "
+        "a prior that expects an atom put one where there was none, and Pass@1000, near "
+        "1, lost its upper reach. With 30% impossible tasks both priors covered 10 of 10.",
         "",
         f"## MATH, 7 Pythia models x 128 problems, seeds 0-{args.seeds - 1}",
         "",
