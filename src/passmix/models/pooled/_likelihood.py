@@ -72,6 +72,23 @@ def task_grid_loglik(layout: _Layout, a, log_kappa, grid, log_slope=None) -> np.
 # grad l_jg has system i's part only where i ran task j, and that part depends on j
 # only through the cell's pair: everything is built from (I, U, G, P) tables.
 _CHUNK = 4_000_000  # elements of a (coordinates x tasks x grid) block held at once
+# trials up to which digamma and trigamma differences are summed term by term
+_SUM_TRIALS = 64
+
+
+def _reciprocal_sums(x: np.ndarray, n: np.ndarray, power: int) -> np.ndarray:
+    """``sum_{i < n} (x + i)^-power``, `x` broadcast against the integers `n` (last axis).
+
+    For integer n, ``digamma(x + n) - digamma(x)`` is this sum with power 1 and
+    ``trigamma(x) - trigamma(x + n)`` with power 2: exact, and free of the
+    cancellation the differences suffer where x is tiny.
+    """
+    n = np.asarray(n)
+    out = np.zeros(np.broadcast_shapes(np.shape(x), n.shape))
+    for i in range(int(n.max(initial=0))):
+        term = 1.0 / (x + i) if power == 1 else 1.0 / (x + i) ** 2
+        out += np.where(i < n, term, 0.0)
+    return out
 
 
 @dataclass(frozen=True)
@@ -207,7 +224,7 @@ def _pooled_derivatives(layout: _Layout, grid: np.ndarray, family: str, blocks,
 
     The difficulty distribution's ``log w`` is differenced (a cheap G-vector,
     to ~1e-8); everything else is analytic (digamma and trigamma of the Beta
-    shapes). Without `second` the second derivatives (``d2``, ``w2``) are
+    shapes, their differences summed term by term up to ``_SUM_TRIALS`` trials). Without `second` the second derivatives (``d2``, ``w2``) are
     left as zeros: the score and the posterior's derivative do not need them.
     """
     from scipy.special import digamma, polygamma
@@ -226,13 +243,25 @@ def _pooled_derivatives(layout: _Layout, grid: np.ndarray, family: str, blocks,
     m_tot = y + f
     A, B = alpha[:, :, None], beta[:, :, None]
     K = np.broadcast_to(kappa[:, :, None], A.shape)
-    tri = lambda v: polygamma(1, v)  # noqa: E731
-    e_a = digamma(A + y) - digamma(K + m_tot) - digamma(A) + digamma(K)
-    e_b = digamma(B + f) - digamma(K + m_tot) - digamma(B) + digamma(K)
-    if second:
-        e_aa = tri(A + y) - tri(K + m_tot) - tri(A) + tri(K)
-        e_bb = tri(B + f) - tri(K + m_tot) - tri(B) + tri(K)
-        e_ab = -tri(K + m_tot) + tri(K)
+    if m_tot.size and m_tot.max() <= _SUM_TRIALS:
+        # the counts are whole: the differences are finite sums, cheaper than
+        # scipy's digamma and trigamma (a zeta function) over (I, G, P)
+        k_one = kappa[:, :, None]                                      # (I, 1, 1)
+        s1_k, s2_k = _reciprocal_sums(k_one, m_tot, 1), _reciprocal_sums(k_one, m_tot, 2)
+        e_a = _reciprocal_sums(A, y, 1) - s1_k
+        e_b = _reciprocal_sums(B, f, 1) - s1_k
+        if second:
+            e_aa = s2_k - _reciprocal_sums(A, y, 2)
+            e_bb = s2_k - _reciprocal_sums(B, f, 2)
+            e_ab = np.broadcast_to(s2_k, A.shape[:2] + m_tot.shape)
+    else:
+        tri = lambda v: polygamma(1, v)  # noqa: E731
+        e_a = digamma(A + y) - digamma(K + m_tot) - digamma(A) + digamma(K)
+        e_b = digamma(B + f) - digamma(K + m_tot) - digamma(B) + digamma(K)
+        if second:
+            e_aa = tri(A + y) - tri(K + m_tot) - tri(A) + tri(K)
+            e_bb = tri(B + f) - tri(K + m_tot) - tri(B) + tri(K)
+            e_ab = -tri(K + m_tot) + tri(K)
     q = (kappa * sig * co_sig)[:, :, None]                            # d alpha / d eta
     curv = (1.0 - 2.0 * sig)[:, :, None]
     # per unit u: (d alpha/du, d beta/du); second derivatives below
