@@ -165,6 +165,49 @@ def test_tables_and_diagnostics_read_the_atom(small_atom):
         compare_intervals(res.plain, idata)
 
 
+@pytest.mark.unit
+def test_a_bad_or_contradicting_option_is_refused_before_sampling():
+    with pytest.raises(ValueError, match="zero_inflated must be"):
+        passmix.sample(passmix.Counts([0, 1, 2], [3, 3, 3]), zero_inflated="yes")
+
+
+def test_a_fit_is_sampled_as_its_own_model(small_atom):
+    res, _ = small_atom
+    with pytest.raises(ValueError, match="fit's own model is sampled"):
+        passmix.sample(res.plain, zero_inflated=True)
+    with pytest.raises(ValueError, match="fit's own model is sampled"):
+        passmix.sample(res, zero_inflated=False)
+
+
+@pytest.mark.unit
+def test_the_sampling_model_places_the_atom_last():
+    from passmix.models.zero_inflated.model import bounds, get_sampling_model
+
+    sm = get_sampling_model(2, "weak")
+    assert [name for name, _ in sm.blocks] == ["logit_weights", "logit_mean_first",
+                                               "log_mean_gaps", "log_concentration",
+                                               "logit_zero"]
+    assert sm.n_parameters == 6 == bounds(2).shape[0]
+    point = sm.as_point(np.arange(6.0))
+    assert point["logit_zero"] == 5.0 and point["logit_mean_first"] == 1.0
+    np.testing.assert_array_equal(point["log_concentration"], [3.0, 4.0])
+    lo, hi = sm.prior_box()
+    assert lo[-1] == pytest.approx(ZERO_PRIOR[0] - 3 * ZERO_PRIOR[1])
+    assert hi[-1] == pytest.approx(ZERO_PRIOR[0] + 3 * ZERO_PRIOR[1])
+
+
+@pytest.mark.slow
+def test_another_h_is_fitted_then_sampled(small_atom):
+    res, _ = small_atom
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PosteriorWarning)
+        idata = passmix.sample(res, n_components=2, draws=100, chains=2, tune=100, seed=0,
+                               k=[10], check=False)
+    assert idata.posterior.attrs["passmix_model"] == "zero_inflated"
+    assert idata.posterior.sizes["component"] == 2
+    assert "zero_weight" in idata.posterior
+
+
 def test_counts_with_zero_inflated_are_fitted_then_sampled():
     counts = _simulate(9, n_tasks=30, trials=4)
     with warnings.catch_warnings():

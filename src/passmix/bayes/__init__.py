@@ -1,6 +1,7 @@
-"""The Bayesian path: NUTS draws of either model, metrics over draws, diagnostics.
+"""The Bayesian path: NUTS draws of any model, metrics over draws, diagnostics.
 
-* :mod:`~passmix.bayes.sample`: :func:`passmix.sample`, NUTS for the Beta mixture;
+* :mod:`~passmix.bayes.sample`: :func:`passmix.sample`, NUTS for a single-system
+  fit (the Beta mixture, the zero-inflated mixture);
 * :mod:`~passmix.bayes.pooled`: :func:`passmix.sample_pooled`, NUTS for the pooled model;
 * :mod:`~passmix.bayes.stats`: metrics, credible intervals and summaries over the
   draws of either (:func:`posterior_metrics`, :func:`credible_interval`,

@@ -1,12 +1,12 @@
-"""Checks of posterior draws, for either model: convergence, effective draws, divergences,
+"""Checks of posterior draws, for any model: convergence, effective draws, divergences,
 an improper flat posterior and the mixture's posterior predictive check.
 
 :func:`diagnose` tabulates r_hat and ESS of the sampled coordinates (or any
 posterior variables); :func:`check_diagnostics` turns them into problems
-named one by one (and warns); :func:`ppc_pvalue` is the mixture's
-posterior predictive p-value of the count histogram. Each takes the
-DataTree of :func:`passmix.sample` (the Beta mixture) or of
-:func:`passmix.sample_pooled` (the pooled model).
+named one by one (and warns); :func:`ppc_pvalue` is a single-system
+model's posterior predictive p-value of the count histogram. Each takes the
+DataTree of :func:`passmix.sample` (the Beta mixture or the zero-inflated
+mixture) or of :func:`passmix.sample_pooled` (the pooled model).
 """
 
 from __future__ import annotations
@@ -95,8 +95,9 @@ def ppc_pvalue(idata) -> float:
     """
     check_idata(idata)
     if not has_group(idata, "posterior_predictive"):
-        raise ValueError("idata has no posterior predictive count histogram: the check is the "
-                         "Beta mixture's (passmix.sample), not the pooled model's.")
+        raise ValueError("idata has no posterior predictive count histogram: the check is a "
+                         "single-system model's (the mixture's, passmix.sample), not the pooled "
+                         "model's.")
     pp = idata.posterior_predictive
     expected = np.sqrt(pp["expected_histogram"].values)
     t_rep = ((np.sqrt(pp["count_histogram"].values) - expected) ** 2).sum(axis=(-1, -2))

@@ -1,4 +1,9 @@
-"""The posterior of the Beta mixture by NUTS, its metrics, credible intervals and checks.
+"""The posterior of a single-system model by NUTS, its metrics, credible intervals and checks.
+
+The model is the fit's: the Beta mixture, or the zero-inflated mixture (its
+``logit_zero`` with the prior :data:`passmix.models.zero_inflated.model.ZERO_PRIOR`),
+or any :class:`~passmix.inference.LikelihoodResult` whose ``sampling_model``
+gives a :class:`~passmix.models.mixture.graph.SamplingModel`.
 
 The delta-method interval of :mod:`passmix.inference.delta` rests on asymptotics
 that are weakest where passmix is most needed: few tasks, few trials,
@@ -89,6 +94,8 @@ __all__ = [
 DEFAULT_K = POSTERIOR_K  # horizons whose metric draws are stored
 
 _SAMPLERS = ("pymc", "nutpie")
+# the models passmix.fit refits at another H, and how
+_REFIT = {"mixture": False, "zero_inflated": True}
 _PPC_MAX_VALUES = 2_000_000  # cap on stored posterior predictive numbers (draws x cells)
 _START_JITTER = 0.1
 
@@ -126,16 +133,27 @@ def _resolve_fit(data, n_components, zero_inflated, seed):
     path), the H to sample, the optimum at that H and its on-bound coordinates."""
     if n_components is not None:
         n_components = check_whole(n_components, "n_components", integral=True)
+    if zero_inflated is not None and not (
+            isinstance(zero_inflated, bool) or zero_inflated == "auto"):
+        raise ValueError(f"zero_inflated must be True, False or 'auto', got {zero_inflated!r}.")
     if not isinstance(data, LikelihoodResult):
-        data = fit(data, n_components=n_components, zero_inflated=zero_inflated, seed=seed)
+        data = fit(data, n_components=n_components, zero_inflated=bool(zero_inflated)
+                   if zero_inflated != "auto" else "auto", seed=seed)
+    elif zero_inflated is not None and zero_inflated != "auto" and \
+            zero_inflated != (data.model_kind == "zero_inflated"):
+        raise ValueError(f"zero_inflated={zero_inflated!r} but the fit given is a "
+                         f"{type(data).__name__}: a fit's own model is sampled; pass the "
+                         "counts to fit another.")
     h = data.n_components if n_components is None else n_components
     try:
         mle, on_bound = data.start(h)
     except (KeyError, NotImplementedError):
+        if data.model_kind not in _REFIT:
+            raise ValueError(f"the {type(data).__name__} given has no optimum at H = {h}; "
+                             f"fit H = {h} first and sample that fit.") from None
         # that H was not fitted: fit it, the same model on the same counts
-        inflated = data.sampling_model("weak").kind == "zero_inflated"
-        mle, on_bound = fit(data.counts, n_components=h, zero_inflated=inflated,
-                            seed=seed).start(h)
+        mle, on_bound = fit(data.counts, n_components=h, seed=seed,
+                            zero_inflated=_REFIT[data.model_kind]).start(h)
     return data, h, np.asarray(mle), tuple(on_bound)
 
 
@@ -184,7 +202,7 @@ def _run_nutpie(sm, draws, tune, chains, cores, seed, starts, target_accept, pro
 
 
 def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None = None,
-           zero_inflated: bool | str = False, prior: str = "weak", seed=None, tune: int = 1000, target_accept: float = 0.9,
+           zero_inflated: bool | str | None = None, prior: str = "weak", seed=None, tune: int = 1000, target_accept: float = 0.9,
            cores: int | None = None, sampler: str = "pymc", k=DEFAULT_K,
            progressbar: bool = False, check: bool = True, **kwargs) -> xr.DataTree:
     """Sample the posterior of the Beta mixture (or the zero-inflated mixture) with NUTS.
@@ -201,9 +219,10 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
         Draws kept per chain, and chains.
     n_components : int, optional
         H to sample; default the fit's (chosen by BIC).
-    zero_inflated : bool or "auto", default False
+    zero_inflated : bool or "auto", optional
         When `data` are counts: fit (and sample) the zero-inflated mixture,
-        as :func:`passmix.fit` does; ignored for a fit, whose model is sampled.
+        as :func:`passmix.fit` does (default False). A fit's own model is
+        sampled; a value that contradicts it is an error.
     prior : {"weak", "flat"}, default "weak"
         ``"weak"``: independent normal priors on the unconstrained coordinates
         (:data:`passmix.models.mixture.graph.WEAK_PRIOR`), proper for any data.
@@ -211,6 +230,10 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
         MLE; improper in general and usable only when the data keep the
         sampler away from the plateaus of the likelihood (see the module
         docstring); a :class:`~passmix.PosteriorWarning` says when it is not.
+        The zero-inflated model's flat posterior is always improper (as
+        ``logit_zero`` falls the likelihood tends to the plain mixture's);
+        its weak prior on ``logit_zero`` is ``Normal(-6, 3)``, skeptical of an
+        atom (:data:`passmix.models.zero_inflated.model.ZERO_PRIOR`).
     seed : int or numpy.random.Generator, optional
         Seed of the chain starts and the sampler (and of the fit, if `data`
         are counts). Fixed seed, same draws.
@@ -222,7 +245,7 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
         Processes for the chains; default ``min(chains, 2)``.
     sampler : {"pymc", "nutpie"}, default "pymc"
         ``"nutpie"`` uses nutpie (optional dependency) on the same PyMC model;
-        its compiled model is cached per ``(H, prior)`` and only the data are
+        its compiled model is cached per ``(model, H, prior)`` and only the data are
         swapped, which pays off for many or long runs.
     k : int or array_like of int, default (1, 5, 10, 60, 100, 1000)
         Horizons whose metric draws are stored in the posterior; others are
@@ -254,7 +277,8 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
     PosteriorWarning
         For each diagnostic problem (see :func:`check_diagnostics`), and
         before sampling when H is not identified by m trials
-        (``3H - 1 > m``).
+        (more free parameters than trials: ``3H - 1 > m``, the zero-inflated
+        model's ``3H > m``).
 
     Notes
     -----
@@ -290,6 +314,9 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
         warnings.simplefilter("ignore", DegenerateDataWarning)
         fit_, h, mle, on_bound = _resolve_fit(data, n_components, zero_inflated, seed)
     sm = fit_.sampling_model(prior, h)
+    if mle.size != sm.n_parameters:  # pragma: no cover - guards a model's hooks
+        raise RuntimeError(f"{type(fit_).__name__}.start gave {mle.size} coordinates; its "
+                           f"sampling model has {sm.n_parameters}.")
     y, m, weight = fit_.counts.pairs()
     problems: list[str] = []
     if sm.n_parameters > int(m.max()):
@@ -317,14 +344,15 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
             idata = _run_nutpie(sm, draws, tune, chains, cores, seed, starts, target_accept,
                                 progressbar, pairs, kwargs)
 
-    idata = _tidy(idata, h)
+    idata = _tidy(idata, sm)
     posterior = idata.posterior
+    # the model first: the metric draws are its map's
+    posterior.attrs.update({
+        "passmix_model": sm.kind, "passmix_prior": prior, "passmix_n_components": h,
+        "passmix_sampler": sampler, "passmix_mle": [float(v) for v in mle],
+    })
     for metric, name in METRIC_VARS.items():
         posterior[name] = posterior_metrics(idata, k=k_arr, metric=metric)
-    posterior.attrs.update({
-        "passmix_model": sm.kind, "passmix_prior": prior, "passmix_n_components": h, "passmix_sampler": sampler,
-        "passmix_mle": [float(v) for v in mle],
-    })
     _add_predictive(idata, y, m, weight, seed)
     if not has_group(idata, "constant_data"):
         idata["constant_data"] = xr.Dataset(
@@ -334,8 +362,6 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
     return idata
 
 
-# the scalar coordinates and deterministics kept beside the component ones
-_SCALAR_VARS = ("logit_mean_first", "logit_zero", "zero_weight")
 _DIM_RENAMES = {
     "weights": "component", "alpha": "component", "beta": "component",
     "log_concentration": "component", "logit_weights": "higher_component",
@@ -343,16 +369,18 @@ _DIM_RENAMES = {
 }
 
 
-def _tidy(idata, h: int):
-    """Name the component dims (``component`` 1..H, ``higher_component`` 2..H)."""
+def _tidy(idata, sm):
+    """Keep the model's variables (its blocks and deterministics) and name the component
+    dims (``component`` 1..H, ``higher_component`` 2..H)."""
     posterior = idata.posterior
-    keep = [v for v in posterior.data_vars if v in _DIM_RENAMES or v in _SCALAR_VARS]
+    names = {name for name, _ in sm.blocks} | set(sm.deterministics)
+    keep = [v for v in posterior.data_vars if v in names]
     out = xr.Dataset(attrs=posterior.attrs)
     for var in keep:
         da = posterior[var]
         extra = [d for d in da.dims if d not in ("chain", "draw")]
-        if extra:
-            new = _DIM_RENAMES[var]
+        new = _DIM_RENAMES.get(var)
+        if extra and new is not None:
             da = da.rename({extra[0]: new}).drop_vars(new, errors="ignore")
             start = 1 if new == "component" else 2
             da = da.assign_coords({new: np.arange(start, start + da.sizes[new])})

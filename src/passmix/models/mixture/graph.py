@@ -74,8 +74,6 @@ __all__ = [
 OBJECTIVE_CAPACITY = 4
 # logit of a switched-off component's weight: exp() of it is exactly 0
 _OFF = -1e30
-# coordinate blocks that are scalar variables
-_SCALARS = ("logit_mean_first", "logit_zero")
 
 
 def build_model(n_components: int, *, prior: str = "flat", switchable: bool = False):
@@ -255,8 +253,8 @@ def compile_logp_dlogp(model, blocks) -> Any:
     of the joined coordinates.
 
     `blocks` are ``(name, size)`` of the free variables in the order of
-    ``model.value_vars`` (a size-1 block named ``logit_mean_first`` or
-    ``logit_zero`` is a scalar). The data containers stay shared variables,
+    ``model.value_vars`` (a block whose variable has no dimension is a
+    scalar). The data containers stay shared variables,
     so new data never recompile it.
     """
     pm = import_pymc()
@@ -265,7 +263,8 @@ def compile_logp_dlogp(model, blocks) -> Any:
     logp = model.logp(jacobian=False)
     dlogp = model.dlogp(model.free_RVs, jacobian=False)
     # a point of the right shapes; model.initial_point() would compile a function for it
-    point = {name: np.zeros(() if name in _SCALARS else (size,)) for name, size in blocks}
+    scalar = {v.name for v in model.value_vars if v.type.ndim == 0}
+    point = {name: np.zeros(() if name in scalar else (size,)) for name, size in blocks}
     (logp_j, dlogp_j), joined = join_nonshared_inputs(point, [logp, dlogp], model.value_vars)
     # the joined input follows model.value_vars, which must be the blocks' order
     names = [v.name for v in model.value_vars]
@@ -344,11 +343,12 @@ class SamplingModel:
 
     What the generic Bayesian path (:func:`passmix.sample`) needs from a
     model: the PyMC model, its free variables in coordinate order
-    (``blocks``: name and size, a size-1 block named in ``scalars`` being a
-    scalar variable), the normal prior of each block (``prior_scales``,
-    where chains may start) and the coordinates' box. Its posterior holds
-    the deterministics ``weights``, ``alpha``, ``beta`` and, for a model
-    with an atom at 0, ``zero_weight``, from which the metrics follow.
+    (``blocks``: name and size; those named in ``scalars`` are scalar
+    variables), the normal prior of each block (``prior_scales``, where
+    chains may start), the coordinates' box, the deterministics the
+    posterior keeps (``weights``, ``alpha``, ``beta`` and, for a model with
+    an atom at 0, ``zero_weight``, from which the metrics follow) and the
+    model's name (``kind``, recorded as ``posterior.attrs["passmix_model"]``).
 
     Sampling sets the data containers, so a caller holds :attr:`lock` from
     :meth:`set_data` until the sampler has compiled its functions and
@@ -361,10 +361,12 @@ class SamplingModel:
     model: Any
     lock: threading.RLock
     nutpie_cache: dict
-    blocks: tuple[tuple[str, int], ...] = ()
-    prior_scales: dict = field(default_factory=dict)
-    box: Any = None
-    kind: str = "mixture"
+    blocks: tuple[tuple[str, int], ...]
+    prior_scales: dict
+    box: np.ndarray
+    kind: str
+    scalars: tuple[str, ...] = ("logit_mean_first",)
+    deterministics: tuple[str, ...] = ("weights", "alpha", "beta")
 
     @property
     def n_parameters(self) -> int:
@@ -381,7 +383,7 @@ class SamplingModel:
         """The coordinate vector `z` as ``{variable: value}`` (a start for the sampler)."""
         point, i = {}, 0
         for name, size in self.blocks:
-            point[name] = float(z[i]) if name in _SCALARS else np.array(z[i:i + size], float)
+            point[name] = float(z[i]) if name in self.scalars else np.array(z[i:i + size], float)
             i += size
         return point
 

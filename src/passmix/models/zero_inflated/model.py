@@ -137,7 +137,9 @@ def get_sampling_model(n_components: int, prior: str = "weak") -> SamplingModel:
     scales = {**WEAK_PRIOR, "logit_zero": ZERO_PRIOR}
     return SamplingModel(h, prior, build_model(h, prior=prior), threading.RLock(), {},
                          blocks=tuple(coordinate_blocks(h) + [("logit_zero", 1)]),
-                         prior_scales=scales, box=bounds(h), kind="zero_inflated")
+                         prior_scales=scales, box=bounds(h), kind="zero_inflated",
+                         scalars=("logit_mean_first", "logit_zero"),
+                         deterministics=("weights", "alpha", "beta", "zero_weight"))
 
 
 @dataclass
