@@ -242,12 +242,11 @@ def _pooled_derivatives(layout: _Layout, grid: np.ndarray, family: str, blocks,
     y, f = layout.pair_y, layout.pair_f
     m_tot = y + f
     A, B = alpha[:, :, None], beta[:, :, None]
-    K = np.broadcast_to(kappa[:, :, None], A.shape)
+    K = kappa[:, :, None]                                                 # (I, 1, 1)
     if m_tot.size and m_tot.max() <= _SUM_TRIALS:
         # the counts are whole: the differences are finite sums, cheaper than
         # scipy's digamma and trigamma (a zeta function) over (I, G, P)
-        k_one = kappa[:, :, None]                                      # (I, 1, 1)
-        s1_k, s2_k = _reciprocal_sums(k_one, m_tot, 1), _reciprocal_sums(k_one, m_tot, 2)
+        s1_k, s2_k = _reciprocal_sums(K, m_tot, 1), _reciprocal_sums(K, m_tot, 2)
         e_a = _reciprocal_sums(A, y, 1) - s1_k
         e_b = _reciprocal_sums(B, f, 1) - s1_k
         if second:
@@ -261,7 +260,7 @@ def _pooled_derivatives(layout: _Layout, grid: np.ndarray, family: str, blocks,
         if second:
             e_aa = tri(A + y) - tri(K + m_tot) - tri(A) + tri(K)
             e_bb = tri(B + f) - tri(K + m_tot) - tri(B) + tri(K)
-            e_ab = -tri(K + m_tot) + tri(K)
+            e_ab = np.broadcast_to(-tri(K + m_tot) + tri(K), A.shape[:2] + m_tot.shape)
     q = (kappa * sig * co_sig)[:, :, None]                            # d alpha / d eta
     curv = (1.0 - 2.0 * sig)[:, :, None]
     # per unit u: (d alpha/du, d beta/du); second derivatives below
