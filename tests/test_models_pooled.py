@@ -172,8 +172,12 @@ class TestLikelihood:
             total += np.log(value)
         assert got == pytest.approx(total, rel=1e-7)
 
-    def test_compiled_objective_matches_numpy(self, small_panel):
-        layout = panel_layout(small_panel)
+    @pytest.mark.parametrize("scale", [1, 30])
+    def test_compiled_objective_matches_numpy(self, small_panel, scale):
+        """Both compiled graphs against the numpy likelihood (itself checked by integration):
+        rising sums for up to 64 trials (scale 1), Beta functions past them (scale 30)."""
+        layout = panel_layout(Panel(small_panel.successes * scale, small_panel.trials * scale))
+        assert ((layout.pair_y + layout.pair_f).max() > 64) == (scale > 1)
         for family in ("grid", "normal"):
             obj = get_pooled_objective(layout, family, DEFAULT_GRID)
             rng = np.random.default_rng(3)
@@ -603,6 +607,56 @@ class TestAnalyticInformation:
         info = derivatives.information()
         scale = np.abs(reference[np.ix_(free, free)]).max()
         assert np.abs((info + reference)[np.ix_(free, free)]).max() < 1e-4 * scale
+
+    def test_on_narrow_task_windows(self):
+        """With many systems each task's posterior covers a few grid points and the sums run
+        over those windows: the score, information, tasks' scores and the metric gradients
+        still match the compiled gradient and differences."""
+        rng = np.random.default_rng(4)
+        n_sys = 60
+        m = np.where(rng.random((n_sys, 25)) < 0.1, 0, 10)
+        y, _, _ = simulate_panel(rng, rng.normal(0, 1, n_sys), np.exp(rng.normal(1.5, 0.5, n_sys)),
+                                 rng.normal(0.5, 1.5, 25), m)
+        fit = fit_pooled(Panel(y, m), seed=0, concentration="system")
+        derivatives = fit.derivatives()
+        assert derivatives.grid_index.shape[1] < fit.grid.size / 3  # the windows are in play
+        obj = get_pooled_objective(fit.layout, fit.family, fit.grid, fit.n_components,
+                                   fit.slope, False)
+        free = ~passmix.inference.at_bound(fit.params, fit.box()).any(axis=1)
+        z = fit.params + 0.02 * rng.standard_normal(fit.params.size) * free
+        pieces = fit.derivatives(z)
+        with obj.lock:
+            obj.set_data(fit.layout, fit.grid, fit.n_components)
+            _, grad = obj.logp_dlogp(z)
+            cols = np.flatnonzero(free)[::7]  # every 7th coordinate: the cost stays small
+            reference = np.empty((z.size, cols.size))
+            for n, c in enumerate(cols):
+                def central(h, c=c):
+                    e = np.zeros(z.size)
+                    e[c] = h
+                    return (obj.logp_dlogp(z + e)[1] - obj.logp_dlogp(z - e)[1]) / (2 * h)
+                reference[:, n] = (4 * central(1e-4) - central(2e-4)) / 3
+        assert_allclose(pieces.score(), grad, rtol=1e-6, atol=1e-6 * np.abs(grad).max())
+        assert_allclose(pieces.task_scores().sum(axis=1), grad, rtol=1e-6,
+                        atol=1e-6 * np.abs(grad).max())
+        info = pieces.information()[np.ix_(free, cols)]
+        assert np.abs(info + reference[free]).max() < 1e-4 * np.abs(reference[free]).max()
+        # the metric gradients (the posterior's derivative on the windows) against
+        # Richardson's differences of the metric logits, whose rounding (~1e-9) wants
+        # steps of 1e-3 here
+        k = np.array([1, 10])
+        grads, _ = fit.logit_gradients("pass@k", k)
+
+        def central(c, step):
+            up, down = fit.params.copy(), fit.params.copy()
+            up[c] += step
+            down[c] -= step
+            return (fit.metric_logits("pass@k", k, up)
+                    - fit.metric_logits("pass@k", k, down)) / (2 * step)
+
+        for c in cols:
+            fd = (4.0 * central(c, 5e-4) - central(c, 1e-3)) / 3.0
+            assert_allclose(grads[c], fd, rtol=1e-4, atol=1e-7)
 
 
 class TestIdentifiedCovariance:

@@ -13,7 +13,7 @@ import numpy as np
 from ..._pytensor import compile_mode, import_pymc
 from .._objective import CompiledObjective
 from ._layout import DEFAULT_GRID, WEAK_POOLED_PRIOR, _Layout, coordinate_blocks, block_names
-from ._likelihood import _lse, _pooled_derivatives
+from ._likelihood import _SUM_TRIALS, _lse, _pooled_derivatives
 
 __all__ = ["PooledObjective", "build_pooled_model", "get_pooled_objective"]
 
@@ -21,7 +21,8 @@ __all__ = ["PooledObjective", "build_pooled_model", "get_pooled_objective"]
 # -- the PyMC model and its compiled objective -------------------------------------
 def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray = DEFAULT_GRID,
                        n_components: int = 1, prior: str = "flat", slope: bool = False,
-                       shared: bool = False, switchable: bool = False):
+                       shared: bool = False, switchable: bool = False,
+                       rising: bool = False):
     """The PyMC model of the pooled likelihood (flat priors: its mode is the MLE).
 
     With ``prior="weak"`` the free coordinates get the independent normal
@@ -45,6 +46,13 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
     ``log_concentration``) and ``concentration_index`` (each system's entry
     of ``log_concentration``). So one compiled graph serves both
     concentration candidates of a family and slope setting.
+
+    With `rising` (whole counts of at most ``_SUM_TRIALS`` trials) each
+    cell's ``log B(alpha + y, beta + f) - log B(alpha, beta)`` is the sum of
+    ``log(alpha + t)`` over ``t < y`` and of ``log(beta + t)`` over ``t < f``,
+    less that of ``log(kappa + t)`` over ``t < y + f``, from a data container
+    ``offsets`` (0, 1, ..., trials - 1): the same number as the Beta
+    functions', at a fraction of their cost (a log instead of a log-gamma).
     """
     pm = import_pymc()
     import pytensor.tensor as pt
@@ -55,17 +63,22 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
         py = pm.Data("pair_y", layout.pair_y)
         pf = pm.Data("pair_failures", layout.pair_f)
         lc = pm.Data("pair_log_comb", layout.pair_log_comb)
-        inc = pm.Data("incidence", layout.incidence)
         t = pm.Data("grid", np.asarray(grid, float))
-        n_sys = inc.shape[1] // py.shape[0]
-        sizes = {"ability": n_sys, "log_concentration": 1 if shared else n_sys,
-                 "log_slope": n_sys, "grid_logits": t.shape[0]}
+        inc = pm.Data("incidence", layout.dense_incidence)
         if switchable:
             n_levels = 1 if shared else layout.n_systems
             levels = pm.Data("concentration_levels", np.zeros(n_levels))
             index = pm.Data("concentration_index",
                             np.zeros(layout.n_systems, dtype="int64") if shared
                             else np.arange(layout.n_systems, dtype="int64"))
+            n_sys = index.shape[0]
+        else:
+            n_sys = inc.shape[1] // py.shape[0]
+        if rising:
+            offsets = pm.Data("offsets", _offsets(layout))
+        sizes = {"ability": n_sys, "log_concentration": 1 if shared else n_sys,
+                 "log_slope": n_sys, "grid_logits": t.shape[0]}
+        if switchable:
             sizes["log_concentration"] = levels.shape[0]
         if family != "grid":
             comp = pm.Data("components", np.zeros(n_components))
@@ -108,11 +121,26 @@ def build_pooled_model(layout: _Layout, family: str = "grid", grid: np.ndarray =
         kappa = pt.exp(log_kappa)[:, None]
         alpha = kappa * pt.sigmoid(eta)
         beta = kappa * pt.sigmoid(-eta)
-        ell = (lc[None, None, :]
-               + pt_betaln(alpha[:, :, None] + py[None, None, :],
-                           beta[:, :, None] + pf[None, None, :])
-               - pt_betaln(alpha, beta)[:, :, None])
+        if rising:
+            def below(n):  # (T, P): 1 where the offset t < n_p
+                return pt.cast(pt.lt(offsets[:, None], n[None, :]), "float64")
+
+            def log_rising(x):  # (entries of x, T): log(x + t)
+                return pt.log(x.reshape((-1, 1)) + offsets[None, :])
+
+            shape = (alpha.shape[0], alpha.shape[1], py.shape[0])
+            ell = (lc[None, None, :]
+                   + (pt.dot(log_rising(alpha), below(py))
+                      + pt.dot(log_rising(beta), below(pf))).reshape(shape)
+                   - pt.dot(log_rising(kappa[:, 0]), below(py + pf))[:, None, :])
+        else:
+            ell = (lc[None, None, :]
+                   + pt_betaln(alpha[:, :, None] + py[None, None, :],
+                               beta[:, :, None] + pf[None, None, :])
+                   - pt_betaln(alpha, beta)[:, :, None])
         stacked = ell.dimshuffle(0, 2, 1).reshape((-1, t.shape[0]))
+        # a dense product (BLAS): a gather over the cells would make a (cells, grid)
+        # array, 100 times the size of `stacked` at 500 systems x 1000 tasks
         task_ll = pt.dot(inc, stacked)
         pm.Deterministic("abilities", a)
         pm.Deterministic("concentrations", pt.exp(log_kappa) * pt.ones(n_sys))
@@ -142,21 +170,30 @@ class PooledObjective(CompiledObjective):
     of a first fit that tries both families.
     """
 
-    def __init__(self, fn: Any, family: str, slope: bool = False, shared: bool = False,
+    def __init__(self, family: str, slope: bool = False, shared: bool = False,
                  lock: threading.RLock | None = None, state: dict | None = None) -> None:
-        super().__init__(fn, lock, state)
+        # the compiled function is chosen by set_data: the rising sums' graph for whole
+        # counts up to _SUM_TRIALS trials, the Beta functions' past them
+        self._fn, self._data = None, {}
+        self.lock = threading.RLock() if lock is None else lock
+        self._state = {} if state is None else state
         self.family, self.slope, self.shared = family, bool(slope), bool(shared)
         self.blocks: list = []
 
     def set_data(self, layout: _Layout, grid: np.ndarray, n_components: int = 1) -> None:
         """Point the model at a panel, a grid and a number of normals (nothing recompiled)."""
         n = layout.n_systems
+        rising = _max_trials(layout) <= _SUM_TRIALS
         values = {"pair_y": layout.pair_y, "pair_failures": layout.pair_f,
-                  "pair_log_comb": layout.pair_log_comb, "incidence": layout.incidence,
+                  "pair_log_comb": layout.pair_log_comb, "incidence": layout.dense_incidence,
                   "grid": np.asarray(grid, dtype=float),
                   "concentration_levels": np.zeros(1 if self.shared else n),
                   "concentration_index": np.zeros(n) if self.shared else np.arange(n)}
+        if rising:
+            values["offsets"] = _offsets(layout)
         with self.lock:
+            self._fn = _compiled(self.slope, rising)
+            self._data = {v.name: v for v in self._fn.get_shared()}
             self._set_values(values)
             self._layout, self._grid = layout, np.asarray(grid, dtype=float)
             self.blocks = coordinate_blocks(self.family, n, len(grid), n_components, self.slope,
@@ -237,35 +274,51 @@ _SWITCHES = ("concentration_levels", "concentration_index")
 _DATA_NAMES = ("pair_y", "pair_failures", "pair_log_comb", "incidence", "grid", *_SWITCHES)
 
 
+def _max_trials(layout: _Layout) -> int:
+    return int(np.max(layout.pair_y + layout.pair_f, initial=0))
+
+
+def _offsets(layout: _Layout) -> np.ndarray:
+    """0, 1, ..., trials - 1: the terms of the rising sums (at least one)."""
+    return np.arange(max(1, _max_trials(layout)), dtype=float)
+
+
 @lru_cache(maxsize=None)
-def _compiled(slope: bool) -> tuple[Any, threading.RLock, dict]:
-    """The compiled graph of a slope setting (the grid family's, which serves both families),
-    built once per process, and the lock on its data.
+def _compiled(slope: bool, rising: bool) -> Any:
+    """The compiled graph of a slope setting (the grid family's, which serves both families)
+    with rising sums or Beta functions, built once per process.
 
     Slopes stay a graph of their own: their terms would lengthen the compile of the
     (default) model without them."""
-    return _compile_pooled(slope), threading.RLock(), {}
+    return _compile_pooled(slope, rising)
+
+
+@lru_cache(maxsize=None)
+def _lock(slope: bool) -> tuple[threading.RLock, dict]:
+    """The lock and state shared by the views of a slope setting's graphs (either one)."""
+    return threading.RLock(), {}
 
 
 @lru_cache(maxsize=None)
 def _objective(family: str, slope: bool = False, shared: bool = False) -> PooledObjective:
-    """The view of the compiled graph of `slope` as `family`, with this concentration."""
-    fn, lock, state = _compiled(bool(slope))
-    return PooledObjective(fn, family, slope, shared, lock=lock, state=state)
+    """The view of the compiled graphs of `slope` as `family`, with this concentration."""
+    lock, state = _lock(bool(slope))
+    return PooledObjective(family, slope, shared, lock=lock, state=state)
 
 
-def _compile_pooled(slope: bool = False):
+def _compile_pooled(slope: bool = False, rising: bool = False):
     pm = import_pymc()
 
     # placeholder data of the right ranks; set_data swaps in each panel's
-    dummy = _Layout(2, 1, np.zeros(1), np.ones(1), np.zeros(1), np.ones((1, 2)))
-    model = build_pooled_model(dummy, "grid", DEFAULT_GRID, slope=slope, switchable=True)
+    dummy = _Layout(2, 1, np.zeros(1), np.ones(1), np.zeros(1), np.zeros((2, 1), dtype=int))
+    model = build_pooled_model(dummy, "grid", DEFAULT_GRID, slope=slope, switchable=True,
+                               rising=rising)
     if [v.name for v in model.value_vars] != list(block_names("grid", slope)):  # pragma: no cover
         raise RuntimeError("unexpected order of the pooled model's variables")
     logp = model.logp(jacobian=False)
     dlogp = model.dlogp(model.free_RVs, jacobian=False)
     fn = pm.pytensorf.compile(model.value_vars, [logp, dlogp], mode=compile_mode())
-    if {v.name for v in fn.get_shared()} != set(_DATA_NAMES):  # pragma: no cover
+    if {v.name for v in fn.get_shared()} != {*_DATA_NAMES, *(("offsets",) if rising else ())}:  # pragma: no cover
         raise RuntimeError("unexpected data containers of the pooled model")
     return fn
 

@@ -320,7 +320,10 @@ class SystemIntervals:
         >>> fit.task_variance("pass@k", np.array([1, 10])).shape
         (2, 2)
         """
-        r = self._posterior(None)
+        # sums over each task's window of the grid (the posterior is zero to rounding
+        # outside it; see PooledDerivatives.grid_index)
+        pieces = self.derivatives()
+        r, index = pieces.r_window, pieces.grid_index                 # (J, W) each
         a, log_kappa, _, log_s = self._coordinates(self.params)
         n_tasks = r.shape[0]
         rows = range(self.layout.n_systems) if rows is None else rows
@@ -344,8 +347,8 @@ class SystemIntervals:
                     m1 = np.exp(betaln(a_c[..., None], b_c[..., None] + h) - base_ln[..., None])
                     m2 = np.exp(betaln(a_c[..., None], b_c[..., None] + 2 * h)
                                 - base_ln[..., None])
-                e1 = np.einsum("jg,jgk->jk", r, m1[codes])
-                e2 = np.einsum("jg,jgk->jk", r, m2[codes])
+                e1 = np.einsum("jg,jgk->jk", r, m1[codes[:, None], index])
+                e2 = np.einsum("jg,jgk->jk", r, m2[codes[:, None], index])
                 return np.sqrt(np.maximum(e2 - e1 ** 2, 0.0))
 
             if metric == "auc@k":
@@ -438,13 +441,15 @@ class SystemIntervals:
         n_tasks = self.layout.n_tasks
         share = (np.full(n_tasks, 1.0 / n_tasks) if tasks is None
                  else np.asarray(tasks, dtype=float) / np.sum(tasks))
-        per_chunk = max(1, _CHUNK // max(1, k_arr.size * n_tasks * self.grid.size))
+        # on each task's window of the grid (the posterior is zero to rounding outside)
+        index = derivatives.grid_index                                    # (J, W)
+        per_chunk = max(1, _CHUNK // max(1, k_arr.size * index.size))
         for first in range(0, len(rows), per_chunk):
             chunk = range(first, min(first + per_chunk, len(rows)))
             weights = np.concatenate([
-                by_weight[n][:, np.argmax(self._pairs(rows[n])[1], axis=0), :]
+                by_weight[n][:, np.argmax(self._pairs(rows[n])[1], axis=0)[:, None], index]
                 * share[None, :, None]
-                for n in chunk])                                  # (len(chunk) * K, J, G)
+                for n in chunk])                                  # (len(chunk) * K, J, W)
             part = derivatives.posterior_contraction(weights)    # (n, len(chunk) * K)
             grads[:, first:first + len(chunk)] += part.reshape(at.size, len(chunk),
                                                                k_arr.size)

@@ -5,8 +5,10 @@ names.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
+from scipy import sparse
 from scipy.special import log_softmax
 
 from ..._special import log_choose
@@ -63,36 +65,47 @@ _SUPPORT = 1e-4
 # -- data layout ----------------------------------------------------------------
 @dataclass(frozen=True)
 class _Layout:
-    """The panel as distinct pairs per system and a cell incidence matrix."""
+    """The panel as distinct (successes, trials) pairs and the cell each system ran.
+
+    A cell is (system i, task j) with trials; its pair is ``cell_pair[i, j]``.
+    The incidence of cells on tasks (:attr:`incidence`) is sparse: a dense
+    (J, I * P) matrix grows with tasks x systems x pairs; only the compiled
+    graph takes it dense (:attr:`dense_incidence`), for its matrix product.
+    """
 
     n_systems: int
     n_tasks: int
     pair_y: np.ndarray          # (P,)
     pair_f: np.ndarray          # (P,) failures
     pair_log_comb: np.ndarray   # (P,)
-    incidence: np.ndarray       # (J, I * P) 0/1: task j has system i's cell at pair p
-    cell_pair: np.ndarray | None = None  # (I, J) the pair of each cell, -1 where not run
+    cell_pair: np.ndarray       # (I, J) the pair of each cell, -1 where not run
 
     @property
     def n_pairs(self) -> int:
         return self.pair_y.size
 
+    @cached_property
+    def dense_incidence(self) -> np.ndarray:
+        """:attr:`incidence` as a dense array, for the compiled graph's product (BLAS)."""
+        return self.incidence.toarray()
+
+    @cached_property
+    def incidence(self) -> sparse.csr_array:
+        """(J, I * P) 0/1, sparse: task j has system i's cell at pair p."""
+        systems, tasks = np.nonzero(self.cell_pair >= 0)
+        rows = systems * self.n_pairs + self.cell_pair[systems, tasks]
+        return sparse.csr_array((np.ones(rows.size), (tasks, rows)),
+                                shape=(self.n_tasks, self.n_systems * self.n_pairs))
+
 
 def panel_layout(panel: Panel) -> _Layout:
     y, m = panel.successes, panel.trials
     run = m > 0
-    pairs = np.unique(np.stack([y[run], m[run]], axis=1), axis=0)
-    key = {(int(a), int(b)): p for p, (a, b) in enumerate(pairs)}
-    n_sys, n_tasks = y.shape
-    n_pairs = len(pairs)
-    incidence = np.zeros((n_tasks, n_sys * n_pairs))
-    cell_pair = np.full((n_sys, n_tasks), -1)
-    for i, j in zip(*np.nonzero(run)):
-        cell_pair[i, j] = key[(int(y[i, j]), int(m[i, j]))]
-        incidence[j, i * n_pairs + cell_pair[i, j]] = 1.0
+    pairs, codes = np.unique(np.stack([y[run], m[run]], axis=1), axis=0, return_inverse=True)
+    cell_pair = np.full(y.shape, -1)
+    cell_pair[run] = codes.ravel()
     py, pm_ = pairs[:, 0].astype(float), pairs[:, 1].astype(float)
-    log_comb = log_choose(pm_, py)
-    return _Layout(n_sys, n_tasks, py, pm_ - py, log_comb, incidence, cell_pair)
+    return _Layout(y.shape[0], y.shape[1], py, pm_ - py, log_choose(pm_, py), cell_pair)
 
 
 # -- coordinates ------------------------------------------------------------------
