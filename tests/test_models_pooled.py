@@ -1709,3 +1709,68 @@ def test_delta_keeps_its_width_at_huge_horizons():
     for end in ("lower", "upper"):
         gap = np.abs(capped_logit(delta[end]) - capped_logit(profile[end]))
         assert np.all(gap <= 0.25 * width + 1e-9), (delta, profile)
+
+
+@pytest.fixture(scope="module")
+def dask_client():
+    distributed = pytest.importorskip("dask.distributed")
+    with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def shard_panel():
+    rng = np.random.default_rng(2)
+    m = np.where(rng.random((12, 45)) < 0.15, 0, 8)
+    y, _, _ = simulate_panel(rng, rng.normal(0, 1, 12), np.exp(rng.normal(1, 0.5, 12)),
+                             rng.normal(0, 1.5, 45), m)
+    return Panel(y, m)
+
+
+class TestOnDask:
+    """The fit on a Dask cluster (shards of tasks) is the in-process fit."""
+
+    def test_the_shards_sum_to_the_whole(self, dask_client, shard_panel):
+        """Log-likelihood, gradient and Hessian over three shards against the whole panel's."""
+        from passmix.models.pooled import TaskShards
+
+        shards = TaskShards(dask_client, shard_panel, n_shards=3)
+        assert [t.size for t in shards.tasks] == [15, 15, 15]
+        layout = panel_layout(shard_panel)
+        whole = get_pooled_objective(layout, "normal", DEFAULT_GRID, slope=True)
+        sharded = shards.objective("normal", slope=True)
+        sharded.set_data(layout, DEFAULT_GRID)
+        z = np.random.default_rng(0).normal(scale=0.3, size=sum(s for _, s in whole.blocks))
+        with whole.lock:
+            whole.set_data(layout, DEFAULT_GRID)
+            logp, grad = whole.logp_dlogp(z)
+            hess = whole.hessian(z)
+        got_logp, got_grad = sharded.logp_dlogp(z)
+        assert got_logp == pytest.approx(logp, rel=1e-12)
+        assert_allclose(got_grad, grad, rtol=1e-10, atol=1e-10 * np.abs(grad).max())
+        assert_allclose(sharded.hessian(z), hess, rtol=1e-9, atol=1e-9 * np.abs(hess).max())
+
+    @pytest.mark.parametrize("kwargs", [dict(concentration="system"),
+                                        dict(max_components=2, concentration="shared")])
+    def test_the_same_optimum(self, dask_client, shard_panel, kwargs):
+        local = fit_pooled(shard_panel, seed=0, n_init=1, **kwargs)
+        sharded = fit_pooled(shard_panel, seed=0, n_init=1, client=dask_client, n_shards=2,
+                             **kwargs)
+        assert sharded.loglik == pytest.approx(local.loglik, abs=1e-6)
+        assert_allclose(sharded.params, local.params, atol=1e-5)
+        assert_allclose(sharded.family_table["loglik"], local.family_table["loglik"], atol=1e-6)
+        columns = ["estimate", "lower", "upper"]
+        assert_allclose(sharded.summary(k=[1, 10], method="delta")[columns].to_numpy(),
+                        local.summary(k=[1, 10], method="delta")[columns].to_numpy(), atol=1e-5)
+
+    @pytest.mark.unit
+    def test_options_it_refuses(self, shard_panel):
+        client = object()  # never reached: the options are checked first
+        with pytest.raises(ValueError, match="family='normal'"):
+            fit_pooled(shard_panel, family="grid", client=client)
+        with pytest.raises(ValueError, match="family='normal'"):
+            fit_pooled(shard_panel, criterion="heldout", client=client)
+        with pytest.raises(ValueError, match="pass client="):
+            fit_pooled(shard_panel, n_shards=2)

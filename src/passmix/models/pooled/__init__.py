@@ -64,4 +64,5 @@ __getattr__, __dir__, __all__ = attach(__name__, {
     "._graph": ["PooledObjective", "build_pooled_model", "get_pooled_objective"],
     ".result": ["PROFILE_CELLS", "PooledFit", "PooledSystem", "heldout_loglik"],
     ".fit": ["fit_pooled", "fit_pooled_groups"],
+    ".sharded": ["ShardedObjective", "TaskShards"],
 })

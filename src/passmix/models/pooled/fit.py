@@ -193,8 +193,10 @@ def _projected_slope(objective, z: np.ndarray, box: np.ndarray) -> float:
 
 def _fit_family(panel: Panel, layout: _Layout, family: str, grid: np.ndarray, n_init: int,
                 rng: np.random.Generator, warm: tuple[_Candidate, ...] = (),
-                n_components: int = 1, slope: bool = False, shared: bool = False) -> _Candidate:
-    objective = _objective(family, bool(slope), bool(shared))
+                n_components: int = 1, slope: bool = False, shared: bool = False,
+                shards=None) -> _Candidate:
+    objective = (_objective(family, bool(slope), bool(shared)) if shards is None
+                 else shards.objective(family, bool(slope), bool(shared)))
     with objective.lock:
         objective.set_data(layout, grid, n_components)
         blocks = objective.blocks
@@ -252,7 +254,8 @@ def fit_pooled_groups(groups: Mapping[tuple, Counts], seed=None) -> dict[tuple, 
 def _fit_candidates(panel: Panel, layout: _Layout, families, max_components: int,
                     grid: np.ndarray, n_init: int, rng: np.random.Generator,
                     slopes: tuple[bool, ...] = (False,),
-                    concentrations: tuple[str, ...] = ("system",)) -> list[_Candidate]:
+                    concentrations: tuple[str, ...] = ("system",),
+                    shards=None) -> list[_Candidate]:
     """Every candidate fitted to `panel`, in the family table's order.
 
     Candidates are the families (normal H = 1 .. `max_components`, grid) under
@@ -260,13 +263,15 @@ def _fit_candidates(panel: Panel, layout: _Layout, families, max_components: int
     model (a single normal, per-system concentrations, no slopes) is always
     fitted first: it warm-starts the others, and every candidate also starts
     from its base counterpart's optimum (same family and H) when there is one.
+    With `shards` (:class:`~passmix.models.pooled.sharded.TaskShards`) every
+    evaluation runs on the shards' Dask workers.
     """
     shapes = ([("normal", h) for h in range(1, max_components + 1)] if "normal" in families
               else []) + ([("grid", 1)] if "grid" in families else [])
 
     def fit(family, h, slope, shared, warm):
         return _fit_family(panel, layout, family, grid, n_init, rng, warm=tuple(warm),
-                           n_components=h, slope=slope, shared=shared)
+                           n_components=h, slope=slope, shared=shared, shards=shards)
 
     base = fit("normal", 1, False, False, ())
     twins: dict[tuple[str, int], _Candidate] = {("normal", 1): base}
@@ -312,7 +317,7 @@ def _heldout_loglik(panel: Panel, families, max_components: int, grid: np.ndarra
 def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: int = 3,
                max_components: int = 1, concentration: str = "auto",
                slope: bool | str = False, criterion: str = "aic", n_folds: int = 5, seed=None,
-               **read_kwargs) -> PooledFit:
+               client=None, n_shards: int | None = None, **read_kwargs) -> PooledFit:
     """Fit the pooled model to many systems on shared tasks by marginal maximum likelihood.
 
     Parameters
@@ -363,6 +368,16 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
         Seed of the jittered starts and of the folds. None (the default)
         means 0, as in :func:`passmix.compare` and :func:`passmix.rank`: the
         same panel gives the same fit in every process.
+    client : dask.distributed.Client, optional
+        Run the fit's sums on this Dask cluster: the tasks are split into
+        `n_shards` shards, each sent once to a worker, and every evaluation of
+        the log-likelihood, its gradient and Hessian is a map over the shards
+        and a sum (:mod:`passmix.models.pooled.sharded`). The optimum is the
+        in-process one (sums in another order). For panels too large for one
+        process; the normal family only, with ``criterion`` "aic" or "bic".
+        The result's intervals are computed in this process.
+    n_shards : int, optional
+        Shards of tasks with `client`; default one per worker thread.
     **read_kwargs
         Column names (``task``, ``successes``, ``trials``, ``outcome``) for a
         table or file, as :func:`passmix.read_counts`.
@@ -430,9 +445,20 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     if idle:
         raise ValueError(f"system(s) {', '.join(idle)} ran no trial on any task: the data say "
                          "nothing about them (their ability is not identified); drop them.")
+    shards = None
+    if client is not None:
+        if families != ("normal",) or criterion == "heldout":
+            raise ValueError("a fit on a Dask client takes family='normal' and criterion "
+                             "'aic' or 'bic' (the grid family's EM and the held-out folds run "
+                             "in one process).")
+        from .sharded import TaskShards
+
+        shards = TaskShards(client, panel, n_shards)
+    elif n_shards is not None:
+        raise ValueError("n_shards is for a fit on a Dask client: pass client= too.")
     layout = panel_layout(panel)
     candidates = _fit_candidates(panel, layout, families, int(max_components), grid,
-                                 int(n_init), rng, slopes, concentrations)
+                                 int(n_init), rng, slopes, concentrations, shards)
     table = pd.DataFrame({
         "family": [c.family for c in candidates],
         "n_components": [c.n_components if c.family != "grid" else pd.NA for c in candidates],
