@@ -15,6 +15,7 @@ import pandas as pd
 import passk_inference
 import pytest
 from numpy.testing import assert_allclose
+from scipy import stats
 from scipy.special import expit, logit
 
 import passmix
@@ -185,6 +186,27 @@ class TestPooled:
         assert res.critical[0] > 1.96
         assert np.all(res.band_lower <= res.lower) and np.all(res.upper <= res.band_upper)
         assert res.estimate[0][-1] > 0  # the larger model, at every horizon on these data
+
+    def test_band_critical_values_by_the_normal_box(self):
+        """Each pair's sup-t critical value c (every pair from one set of normal draws) holds
+        the joint normal of its differences within +-c sd at every horizon with probability
+        `level`: scipy's multivariate normal CDF of that box."""
+        rng = np.random.default_rng(5)
+        y, m, _ = simulate_panel(rng, [-0.6, 0.0, 0.7], [8.0, 15.0, 30.0],
+                                 rng.normal(1.0, 1.5, 60), 8)
+        fit = passmix.fit_pooled(Panel(y, m), seed=0)
+        k = np.array([1, 10, 100])
+        res = passmix.compare(fit, k=k, method="pooled", level=0.9, interval="delta")
+        pairs = [tuple(fit.systems.tolist().index(s) for s in pair) for pair in res.pairs]
+        masks = [np.ones(fit.panel.shape[1], dtype=bool)] * len(pairs)
+        for n, (_, cov, _) in enumerate(fit.differences(pairs, "pass@k", k, masks)):
+            sd = np.sqrt(np.diag(cov))
+            corr = cov / np.outer(sd, sd)
+            c = res.critical[n]
+            inside = stats.multivariate_normal(np.zeros(3), corr).cdf(
+                np.full(3, c), lower_limit=np.full(3, -c))
+            assert inside == pytest.approx(0.9, abs=0.006)  # 20,000 draws: sd ~0.002
+            assert c > stats.norm.ppf(0.95)  # wider than one horizon's
 
     def test_profile_by_default_for_few_pairs_delta_for_many(self):
         from passmix.compare.methods import PROFILE_PAIRS

@@ -319,10 +319,16 @@ class PooledMethod(PairMethod):
         every = np.union1d(setup.k, np.concatenate([t for t in tested if t is not None]
                                                    or [setup.k]))
         pooled = fit.differences(setup.pairs, setup.metric, every, setup.shared)
+        take = np.searchsorted(every, setup.k)
+        # every pair's sup-t critical value from one set of normal draws
+        criticals = (_pooled_bands(np.stack([c[np.ix_(take, take)] for _, c, _ in pooled]),
+                                   setup.level, setup.rng)
+                     if setup.band else np.full(len(pooled), np.nan))
         mixture, fits = MixtureMethod(), {}
         parts, pair_methods, checks = [], [], []
         for n, ((ia, ib), mask) in enumerate(zip(setup.pairs, setup.shared)):
-            part = self.pair(fit, setup, ia, ib, mask, interval, tested[n], every, pooled[n])
+            part = self.pair(fit, setup, ia, ib, mask, interval, tested[n], every, pooled[n],
+                             criticals[n])
             p_value = part.pop("p_value")
             how = self.name
             if p_value < CHECK_LEVEL:
@@ -339,15 +345,16 @@ class PooledMethod(PairMethod):
         return PairDifferences(parts, details, pair_methods)
 
     def pair(self, fit, setup: PairSetup, ia: int, ib: int, shared: np.ndarray,
-             interval: str, tested, every, pooled) -> dict[str, Any]:
+             interval: str, tested, every, pooled, critical: float = np.nan
+             ) -> dict[str, Any]:
         """One pair's record from `pooled` (:meth:`PooledFit.differences` at the horizons
-        `every`), and its check's p-value at the horizons `tested` (NaN if None)."""
+        `every`) with the band's `critical` value, and its check's p-value at the horizons
+        `tested` (NaN if None)."""
         estimate, covariance, values = pooled
         k_arr, level, band = setup.k, setup.level, setup.band
         take = np.searchsorted(every, k_arr)
         covariance_k = covariance[np.ix_(take, take)]
         se = np.sqrt(np.maximum(np.diag(covariance_k), 0.0))
-        critical = _pooled_band(covariance_k, level, setup.rng) if band else np.nan
         out = _assemble(estimate[take], se, critical, level, band, values[0, take],
                         values[1, take])
         if interval == "profile":
@@ -461,18 +468,28 @@ def mover(est_a, ends_a, est_b, ends_b):
             diff + np.hypot(hi_b - est_b, est_a - lo_a))
 
 
-def _pooled_band(covariance: np.ndarray, level: float, rng: np.random.Generator) -> float:
-    """The `level` quantile of max_k |Z_k| / sd_k for Z ~ N(0, covariance)."""
-    sd = np.sqrt(np.maximum(np.diag(covariance), 0.0))
+def _pooled_bands(covariances: np.ndarray, level: float, rng: np.random.Generator
+                  ) -> np.ndarray:
+    """The `level` quantile of max_k |Z_k| / sd_k for Z ~ N(0, covariance), for each of
+    `covariances` (n, K, K), from one set of standard normal draws."""
+    n, n_k = covariances.shape[:2]
+    sd = np.sqrt(np.maximum(np.diagonal(covariances, axis1=1, axis2=2), 0.0))  # (n, K)
     live = sd > 0
-    if live.sum() <= 1:
-        return normal_quantile(level)
-    corr = covariance[np.ix_(live, live)] / np.outer(sd[live], sd[live])
+    safe = np.where(live, sd, 1.0)
+    corr = covariances / (safe[:, :, None] * safe[:, None, :])
+    # a horizon with no spread drops out (its row and column zero: a draw of 0 there)
+    corr = np.where(live[:, :, None] & live[:, None, :], corr, 0.0)
     # eigh, not cholesky: the correlation of nearby horizons is singular to rounding
     values, vectors = np.linalg.eigh(corr)
-    root = vectors * np.sqrt(np.maximum(values, 0.0))
-    draws = rng.standard_normal((_NORMAL_DRAWS, live.sum())) @ root.T
-    return float(np.quantile(np.abs(draws).max(axis=1), level))
+    roots = vectors * np.sqrt(np.maximum(values, 0.0))[:, None, :]
+    draws = rng.standard_normal((_NORMAL_DRAWS, n_k))
+    out = np.empty(n)
+    step = max(1, 4_000_000 // (_NORMAL_DRAWS * n_k))
+    for first in range(0, n, step):
+        scaled = np.abs(np.einsum("dk,pjk->pdj", draws, roots[first:first + step]))
+        out[first:first + step] = np.quantile(scaled.max(axis=2), level, axis=1)
+    out[live.sum(axis=1) <= 1] = normal_quantile(level)
+    return out
 
 
 def _ends(estimate, se, z):

@@ -11,7 +11,7 @@ from ...inference.delta import logit_wald_ends, normal_quantile, widen_degenerat
 from ...metrics import evaluate_logit
 from ...inference.profile import LikelihoodRegion, region_drop, repair_across_metrics
 from ._layout import _box
-from ._likelihood import _CHUNK, PooledDerivatives, _eta, _pooled_derivatives, beta_shapes
+from ._likelihood import PooledDerivatives, _eta, _pooled_derivatives, beta_shapes
 from ._support import (PROBES, SPREAD_CELLS, _LOGIT_FLOOR, _Affine, _SharedPieces, _box_probes,
                        _has_extreme_system, _profile_coordinates, _with_task_spread)
 
@@ -441,18 +441,17 @@ class SystemIntervals:
         n_tasks = self.layout.n_tasks
         share = (np.full(n_tasks, 1.0 / n_tasks) if tasks is None
                  else np.asarray(tasks, dtype=float) / np.sum(tasks))
-        # on each task's window of the grid (the posterior is zero to rounding outside)
+        # on each task's window of the grid (the posterior is zero to rounding outside),
+        # a block of tasks at a time: the (rows, tasks, window) weights are never whole
         index = derivatives.grid_index                                    # (J, W)
-        per_chunk = max(1, _CHUNK // max(1, k_arr.size * index.size))
-        for first in range(0, len(rows), per_chunk):
-            chunk = range(first, min(first + per_chunk, len(rows)))
-            weights = np.concatenate([
-                by_weight[n][:, np.argmax(self._pairs(rows[n])[1], axis=0)[:, None], index]
-                * share[None, :, None]
-                for n in chunk])                                  # (len(chunk) * K, J, W)
-            part = derivatives.posterior_contraction(weights)    # (n, len(chunk) * K)
-            grads[:, first:first + len(chunk)] += part.reshape(at.size, len(chunk),
-                                                               k_arr.size)
+        codes = [np.argmax(self._pairs(i)[1], axis=0) for i in rows]      # pair per task
+
+        def block_weights(block):
+            return np.concatenate([by_weight[n][:, codes[n][block, None], index[block]]
+                                   * share[block][None, :, None] for n in range(len(rows))])
+
+        part = derivatives.posterior_contraction(block_weights, len(rows) * k_arr.size)
+        grads += part.reshape(at.size, len(rows), k_arr.size)
         if active is None:
             active = np.diag(self.covariance_matrix()) > 0
         grads[~active] = 0.0

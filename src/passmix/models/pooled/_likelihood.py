@@ -73,7 +73,6 @@ def task_grid_loglik(layout: _Layout, a, log_kappa, grid, log_slope=None) -> np.
 # grad l_jg has system i's part only where i ran task j, and that part depends on j
 # only through the cell's pair: everything is built from (I, U, G, P) tables.
 _CHUNK = 4_000_000  # elements of a (coordinates x tasks x grid) block held at once
-_KEEP_BLOCKS = 40_000_000  # elements of every task's block, kept for reuse up to this
 # trials up to which digamma and trigamma differences are summed term by term
 _SUM_TRIALS = 64
 # a task's window leaves out grid points whose terms in the derivatives are below this
@@ -131,7 +130,8 @@ class PooledDerivatives:
         the same numbers, at a fraction of the cost. A point is left out where
         ``r_jg (1 + max |d ell / d u|)^2 < _WINDOW_MASS`` (the information's terms
         are ``r E E'``), so what is dropped is ~1e-30 of terms of order one.
-        Every task's window has the widest's width W (shifted to fit the grid).
+        Every task's window has the widest's width W (shifted to fit the grid);
+        windows over a quarter of the grid (few systems) are the whole grid.
         """
         n_grid = self.r.shape[1]
         scale = 1.0 + np.abs(self.d1).max(axis=(0, 1, 3), initial=0.0)     # (G,)
@@ -140,6 +140,8 @@ class PooledDerivatives:
         first = keep.argmax(axis=1)
         last = n_grid - 1 - keep[:, ::-1].argmax(axis=1)
         width = int((last - first).max(initial=0)) + 1
+        if 4 * width > n_grid:
+            width, first = n_grid, np.zeros_like(first)
         first = np.minimum(first, n_grid - width)
         return first[:, None] + np.arange(width)[None, :]
 
@@ -148,27 +150,20 @@ class PooledDerivatives:
         """(J, W): the task posterior on each task's window (:attr:`grid_index`)."""
         return np.take_along_axis(self.r, self.grid_index, axis=1)
 
-    def task_blocks(self):
+    def task_blocks(self, rows: int = 0, gather: bool = True):
         """``(tasks, E)`` chunks: E (n_sys_phi, len(tasks), W), ``d ell / d u`` of
         every system at each cell on the task's window (:attr:`grid_index`), zero
-        where the system did not run the task.
-
-        Kept once gathered when they hold at most ``_KEEP_BLOCKS`` numbers (a
-        metric's gradients contract them once per block of systems)."""
-        n_sys, n_u = self.d1.shape[:2]
-        if n_sys * n_u * self.grid_index.size <= _KEEP_BLOCKS:
-            return iter(self._kept_blocks)
-        return self._gather_blocks()
-
-    @cached_property
-    def _kept_blocks(self) -> list:
-        return list(self._gather_blocks())
-
-    def _gather_blocks(self):
-        n_sys, n_u = self.d1.shape[:2]
+        where the system did not run the task. Blocks of tasks small enough that
+        E, and `rows` numbers per (task, grid point), stay within ``_CHUNK``;
+        without `gather` only the blocks' tasks (E is None)."""
+        n_sys, n_u, n_grid = self.d1.shape[:3]
         index = self.grid_index
         n_tasks, width = index.shape
-        step = max(1, _CHUNK // max(1, n_sys * n_u * width))
+        step = max(1, _CHUNK // max(1, n_sys * n_u * width, rows * (width if gather else n_grid)))
+        if not gather:
+            for start in range(0, n_tasks, step):
+                yield np.arange(start, min(start + step, n_tasks)), None
+            return
         d1 = self.d1.transpose(0, 2, 3, 1)  # (I, G, P, U)
         systems = np.arange(n_sys)[:, None, None]
         for start in range(0, n_tasks, step):
@@ -236,28 +231,48 @@ class PooledDerivatives:
             means[:n_s, tasks] = (e * r_win[tasks][None]).sum(axis=2)
         return self.transform.T @ means
 
-    def posterior_contraction(self, weights: np.ndarray) -> np.ndarray:
+    def posterior_contraction(self, weights, n_rows: int | None = None) -> np.ndarray:
         """``sum_jg weights[c, j, g] d r_jg / d theta`` for each row c, in the free coordinates.
 
         `weights` is (C, J, W), on each task's window (:attr:`grid_index`; the
-        posterior is zero to rounding outside it); returns (n, C). This is what
-        a metric that averages over the task posterior needs, without
+        posterior is zero to rounding outside it), or a function of task
+        positions returning those tasks' (C, len(tasks), W) weights, with
+        `n_rows` = C (so the whole array is never held); returns (n, C). This is
+        what a metric that averages over the task posterior needs, without
         differencing it.
         """
-        n_s = self.d1.shape[0] * self.d1.shape[1]
-        n_c = weights.shape[0]
-        r_win = self.r_window
-        rw = weights * r_win[None]                                        # (C, J, W)
-        totals = rw.sum(axis=2)                                           # (C, J)
-        out = np.zeros((n_s + self.w1.shape[1], n_c))
+        if callable(weights):
+            block_weights, n_c = weights, int(n_rows)
+        else:
+            block_weights, n_c = (lambda tasks: weights[:, tasks]), weights.shape[0]
+        n_sys, n_u, n_grid, n_pairs = self.d1.shape
+        n_s = n_sys * n_u
+        r_win, index = self.r_window, self.grid_index
         means = self.r @ self.w1                                          # (J, W)
-        out[n_s:] = (rw.reshape(n_c, -1) @ self.w1[self.grid_index.ravel()]).T \
-            - means.T @ totals.T
+        out = np.zeros((n_s + self.w1.shape[1], n_c))
         # d r_jg = r_jg (grad l_jg - m_j): contract the centred weights with every
-        # system's d ell / d u at the task's cells, a block of tasks at a time
-        centred = rw - totals[:, :, None] * r_win[None]                   # (C, J, W)
-        for tasks, e in self.task_blocks():
-            out[:n_s] += e.reshape(n_s, -1) @ centred[:, tasks].reshape(n_c, -1).T
+        # system's d ell / d u at the task's cells, a block of tasks at a time. On the
+        # whole grid (few systems) the tasks of each (system, pair) are summed first
+        # (the incidence) and contracted over the grid once per pair; narrow windows
+        # gather every cell's window, which costs the same whatever the weights
+        by_pair = index.shape[1] == n_grid
+        for tasks, e in self.task_blocks(rows=n_c, gather=not by_pair):
+            whole = tasks.size == index.shape[0]
+            r_tasks = r_win if whole else r_win[tasks]
+            rw = block_weights(tasks) * r_tasks[None]                     # (C, T, W)
+            totals = rw.sum(axis=2)                                       # (C, T)
+            # the distribution's coordinates: sum over the tasks first on the whole grid
+            by_grid = (rw.sum(axis=1) @ self.w1 if by_pair
+                       else rw.reshape(n_c, -1) @ self.w1[index[tasks].ravel()])
+            out[n_s:] += by_grid.T - (means if whole else means[tasks]).T @ totals.T
+            centred = rw - totals[:, :, None] * r_tasks[None]
+            if not by_pair:
+                out[:n_s] += e.reshape(n_s, -1) @ centred.reshape(n_c, -1).T
+                continue
+            incidence = self.incidence if whole else self.incidence[tasks]
+            summed = (incidence.T @ centred.transpose(1, 0, 2).reshape(tasks.size, -1)).reshape(
+                n_sys, n_pairs, n_c, n_grid)
+            out[:n_s] += np.einsum("iugp,ipcg->iuc", self.d1, summed).reshape(n_s, n_c)
         return self.transform.T @ out
 
 
@@ -268,8 +283,9 @@ def _pooled_derivatives(layout: _Layout, grid: np.ndarray, family: str, blocks,
 
     The difficulty distribution's ``log w`` is differenced (a cheap G-vector,
     to ~1e-8); everything else is analytic (digamma and trigamma of the Beta
-    shapes, their differences summed term by term up to ``_SUM_TRIALS`` trials). Without `second` the second derivatives (``d2``, ``w2``) are
-    left as zeros: the score and the posterior's derivative do not need them.
+    shapes, their differences summed term by term up to ``_SUM_TRIALS`` trials).
+    Without `second` the second derivatives (``d2``, ``w2``) are left as zeros:
+    the score and the posterior's derivative do not need them.
     """
     from scipy.special import digamma, polygamma
 
