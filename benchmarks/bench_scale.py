@@ -23,7 +23,9 @@ Cases (names for ``--cases``):
   tasks, m = 5, 20% missing;
 * ``200x50``: the same at 200 x 50, m = 10;
 * ``500x1000``: ``fit_pooled`` + ``summary(k=[1, 10, 100])``, 500 x 1000,
-  m = 8, 10% missing (minutes before issue 37's work);
+  m = 8, 10% missing (minutes before issue 37's work); its last column is
+  the correlation of the systems' Pass@1 estimates with their true mean
+  success over the tasks (computed after the timing);
 * ``compare50x40``: ``compare`` of every pair of 50 systems x 40 tasks,
   k = 1, 10, 100;
 * ``rank43x100``, ``rank43x400``: ``rank`` of 43 systems, k = 1, 10;
@@ -61,11 +63,16 @@ SIMULATE = textwrap.dedent("""
         theta = rng.beta(mu * kappa[:, None], (1 - mu) * kappa[:, None])
         trials = np.full((n_sys, n_tasks), m)
         trials[rng.random((n_sys, n_tasks)) < missing] = 0
+        TRUTH["mean"] = theta.mean(axis=1)  # each system's true mean success
         return passmix.Panel(rng.binomial(trials, theta), trials,
                              systems=[f"s{i}" for i in range(n_sys)])
+
+    TRUTH = {}
 """)
 
-# name: (setup, warm-up, timed)
+# name: (setup, warm-up, timed); CHECKS[name]: what the table's last column shows, after timing
+CHECKS = {"500x1000": ("corr(Pass@1, true mean)",
+                       "float(np.corrcoef(fit.metric('pass@k', 1), truth)[0, 1])")}
 CASES = {
     "500x30": ("p = panel(500, 30, 5, 0.2)",
                "passmix.fit_pooled(panel(4, 12, 5, 0.2, 1), seed=0).summary(k=[1, 100])",
@@ -73,9 +80,9 @@ CASES = {
     "200x50": ("p = panel(200, 50, 10, 0.2)",
                "passmix.fit_pooled(panel(4, 12, 10, 0.2, 1), seed=0).summary(k=[1, 100])",
                "passmix.fit_pooled(p, seed=0).summary(k=[1, 100])"),
-    "500x1000": ("p = panel(500, 1000, 8, 0.1)",
+    "500x1000": ("p = panel(500, 1000, 8, 0.1); truth = TRUTH['mean']",
                  "passmix.fit_pooled(panel(4, 12, 8, 0.1, 1), seed=0).summary(k=[1, 10, 100])",
-                 "passmix.fit_pooled(p, seed=0).summary(k=[1, 10, 100])"),
+                 "fit = passmix.fit_pooled(p, seed=0); fit.summary(k=[1, 10, 100])"),
     "compare50x40": ("p = panel(50, 40, 10, 0.0)",
                      "passmix.compare(panel(4, 12, 10, 0.0, 1), k=[1, 10, 100]).summary()",
                      "passmix.compare(p, k=[1, 10, 100]).summary()"),
@@ -132,13 +139,15 @@ PROBE = textwrap.dedent("""
     wall = time.perf_counter() - wall
     peak = max(resource.getrusage(who).ru_maxrss for who in
                (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1e6  # KB on Linux
-    print(json.dumps({{"cpu": cpu, "wall": wall, "peak_gb": peak}}))
+    check = {check}
+    print(json.dumps({{"cpu": cpu, "wall": wall, "peak_gb": peak, "check": check}}))
 """)
 
 
 def run_case(name: str, src: Path, threads: int) -> dict:
     setup, warm, timed = CASES[name]
-    code = PROBE.format(simulate=SIMULATE, setup=setup, warm=warm, timed=timed)
+    code = PROBE.format(simulate=SIMULATE, setup=setup, warm=warm, timed=timed,
+                        check=CHECKS.get(name, ("", "None"))[1])
     env = {**os.environ, "PYTHONPATH": str(src),
            **{v: str(threads) for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                         "MKL_NUM_THREADS")}}
@@ -168,7 +177,7 @@ def main() -> None:
                         args.baseline], check=True, capture_output=True)
         trees = {f"baseline {args.baseline}": worktree / "src", **trees}
     try:
-        head = f"{'case':<16} {'tree':<22} {'CPU s':>8} {'wall s':>8} {'peak GB':>8}"
+        head = f"{'case':<16} {'tree':<22} {'CPU s':>8} {'wall s':>8} {'peak GB':>8}  check"
         print(head)
         print("-" * len(head))
         for name in names:
@@ -177,8 +186,10 @@ def main() -> None:
                 if "error" in res:
                     print(f"{name:<16} {label:<22} failed: {res['error']}")
                 else:
+                    check = ("" if res.get("check") is None else
+                             f"  {CHECKS[name][0]} = {res['check']:.4f}")
                     print(f"{name:<16} {label:<22} {res['cpu']:8.1f} {res['wall']:8.1f} "
-                          f"{res['peak_gb']:8.2f}", flush=True)
+                          f"{res['peak_gb']:8.2f}{check}", flush=True)
     finally:
         if worktree is not None:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",

@@ -659,6 +659,10 @@ class TestAnalyticInformation:
         for c in cols:
             fd = (4.0 * central(c, 5e-4) - central(c, 1e-3)) / 3.0
             assert_allclose(grads[c], fd, rtol=1e-4, atol=1e-7)
+        # one system's rows alone (few rows: the tasks summed per pair first, not the
+        # cells' windows gathered) give the same gradients
+        one, _ = fit.logit_gradients("pass@k", k[1:], rows=[3])
+        assert_allclose(one[:, 0, 0], grads[:, 3, 1], rtol=1e-9, atol=1e-12)
 
 
 class TestIdentifiedCovariance:

@@ -130,8 +130,7 @@ class PooledDerivatives:
         the same numbers, at a fraction of the cost. A point is left out where
         ``r_jg (1 + max |d ell / d u|)^2 < _WINDOW_MASS`` (the information's terms
         are ``r E E'``), so what is dropped is ~1e-30 of terms of order one.
-        Every task's window has the widest's width W (shifted to fit the grid);
-        windows over a quarter of the grid (few systems) are the whole grid.
+        Every task's window has the widest's width W (shifted to fit the grid).
         """
         n_grid = self.r.shape[1]
         scale = 1.0 + np.abs(self.d1).max(axis=(0, 1, 3), initial=0.0)     # (G,)
@@ -140,8 +139,6 @@ class PooledDerivatives:
         first = keep.argmax(axis=1)
         last = n_grid - 1 - keep[:, ::-1].argmax(axis=1)
         width = int((last - first).max(initial=0)) + 1
-        if 4 * width > n_grid:
-            width, first = n_grid, np.zeros_like(first)
         first = np.minimum(first, n_grid - width)
         return first[:, None] + np.arange(width)[None, :]
 
@@ -251,28 +248,38 @@ class PooledDerivatives:
         means = self.r @ self.w1                                          # (J, W)
         out = np.zeros((n_s + self.w1.shape[1], n_c))
         # d r_jg = r_jg (grad l_jg - m_j): contract the centred weights with every
-        # system's d ell / d u at the task's cells, a block of tasks at a time. On the
-        # whole grid (few systems) the tasks of each (system, pair) are summed first
-        # (the incidence) and contracted over the grid once per pair; narrow windows
-        # gather every cell's window, which costs the same whatever the weights
-        by_pair = index.shape[1] == n_grid
+        # system's d ell / d u at the task's cells, a block of tasks at a time: either
+        # every cell's window gathered (its cost grows with the systems x tasks x window,
+        # whatever the rows) or, for few rows, the tasks of each (system, pair) summed
+        # first on the whole grid (the incidence) and contracted once per pair
+        gathered = n_s * index.size * (n_c + 8)
+        summed = n_c * (self.incidence.nnz + n_s * n_pairs) * n_grid
+        by_pair = summed < gathered
         for tasks, e in self.task_blocks(rows=n_c, gather=not by_pair):
             whole = tasks.size == index.shape[0]
             r_tasks = r_win if whole else r_win[tasks]
             rw = block_weights(tasks) * r_tasks[None]                     # (C, T, W)
             totals = rw.sum(axis=2)                                       # (C, T)
-            # the distribution's coordinates: sum over the tasks first on the whole grid
-            by_grid = (rw.sum(axis=1) @ self.w1 if by_pair
+            # the distribution's coordinates (on the whole grid: the tasks summed first)
+            by_grid = (rw.sum(axis=1) @ self.w1 if index.shape[1] == n_grid
                        else rw.reshape(n_c, -1) @ self.w1[index[tasks].ravel()])
             out[n_s:] += by_grid.T - (means if whole else means[tasks]).T @ totals.T
             centred = rw - totals[:, :, None] * r_tasks[None]
             if not by_pair:
                 out[:n_s] += e.reshape(n_s, -1) @ centred.reshape(n_c, -1).T
                 continue
-            incidence = self.incidence if whole else self.incidence[tasks]
-            summed = (incidence.T @ centred.transpose(1, 0, 2).reshape(tasks.size, -1)).reshape(
-                n_sys, n_pairs, n_c, n_grid)
-            out[:n_s] += np.einsum("iugp,ipcg->iuc", self.d1, summed).reshape(n_s, n_c)
+            full = np.zeros((tasks.size, n_c, n_grid))                    # (T, C, G)
+            where = np.broadcast_to(index[tasks][:, None, :], (tasks.size, n_c, index.shape[1]))
+            np.put_along_axis(full, where, centred.transpose(1, 0, 2), axis=2)
+            incidence = (self.incidence if whole else self.incidence[tasks]).T
+            # rows in blocks whose (I, P, rows, G) sums stay within _CHUNK numbers
+            step = max(1, _CHUNK // max(1, n_sys * n_pairs * n_grid))
+            for first in range(0, n_c, step):
+                rows = slice(first, min(first + step, n_c))
+                by_cell = (incidence @ full[:, rows].reshape(tasks.size, -1)).reshape(
+                    n_sys, n_pairs, -1, n_grid)
+                out[:n_s, rows] += np.einsum("iugp,ipcg->iuc", self.d1, by_cell).reshape(
+                    n_s, -1)
         return self.transform.T @ out
 
 
