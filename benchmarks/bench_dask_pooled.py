@@ -21,28 +21,15 @@ import argparse
 import time
 
 import numpy as np
-from scipy.special import expit
 
-
-def simulate(n_sys: int, n_tasks: int, m: int, missing: float, seed: int = 0):
-    import passmix
-
-    rng = np.random.default_rng(seed)
-    a = rng.normal(0.0, 1.0, n_sys)
-    d = rng.normal(0.0, 1.5, n_tasks)
-    kappa = np.exp(rng.normal(1.0, 0.5, n_sys))
-    mu = expit(a[:, None] - d[None, :])
-    theta = rng.beta(mu * kappa[:, None], (1 - mu) * kappa[:, None])
-    trials = np.full((n_sys, n_tasks), m)
-    trials[rng.random((n_sys, n_tasks)) < missing] = 0
-    return passmix.Panel(rng.binomial(trials, theta), trials)
+from _panels import simulate
 
 
 def _warm() -> float:
     """A small pooled fit (compiles or loads the graph) on a worker; its CPU clock."""
     import passmix
 
-    passmix.fit_pooled(simulate(4, 12, 8, 0.1, 1), seed=0, concentration="system")
+    passmix.fit_pooled(simulate(4, 12, 8, 0.1, 1)[0], seed=0, concentration="system")
     return time.process_time()
 
 
@@ -58,7 +45,7 @@ def main() -> None:
     import passmix
     from dask.distributed import Client, LocalCluster
 
-    panel = simulate(args.systems, args.tasks, args.trials, args.missing)
+    panel, _ = simulate(args.systems, args.tasks, args.trials, args.missing)
     cells = int((panel.trials > 0).sum())
     print(f"panel: {args.systems} systems x {args.tasks} tasks, m = {args.trials}, "
           f"{cells:,} cells run")

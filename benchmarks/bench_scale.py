@@ -49,25 +49,18 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-SIMULATE = textwrap.dedent("""
+SIMULATE = textwrap.dedent(f"""
+    import sys
+    sys.path.insert(0, {str(Path(__file__).resolve().parent)!r})
     import numpy as np
-    from scipy.special import expit
     import passmix
+    from _panels import simulate
 
-    def panel(n_sys, n_tasks, m, missing, seed=0):
-        rng = np.random.default_rng(seed)
-        a = rng.normal(0.0, 1.0, n_sys)
-        d = rng.normal(0.0, 1.5, n_tasks)
-        kappa = np.exp(rng.normal(1.0, 0.5, n_sys))
-        mu = expit(a[:, None] - d[None, :])
-        theta = rng.beta(mu * kappa[:, None], (1 - mu) * kappa[:, None])
-        trials = np.full((n_sys, n_tasks), m)
-        trials[rng.random((n_sys, n_tasks)) < missing] = 0
-        TRUTH["mean"] = theta.mean(axis=1)  # each system's true mean success
-        return passmix.Panel(rng.binomial(trials, theta), trials,
-                             systems=[f"s{i}" for i in range(n_sys)])
+    TRUTH = {{}}
 
-    TRUTH = {}
+    def panel(*args):
+        p, TRUTH["mean"] = simulate(*args)
+        return p
 """)
 
 # name: (setup, warm-up, timed); CHECKS[name]: what the table's last column shows, after timing
