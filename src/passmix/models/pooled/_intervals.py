@@ -11,7 +11,7 @@ from ...inference.delta import logit_wald_ends, normal_quantile, widen_degenerat
 from ...metrics import evaluate_logit
 from ...inference.profile import LikelihoodRegion, region_drop, repair_across_metrics
 from ._layout import _box
-from ._likelihood import PooledDerivatives, _eta, _pooled_derivatives, beta_shapes
+from ._likelihood import _WINDOW_MASS, PooledDerivatives, _eta, _pooled_derivatives, beta_shapes
 from ._support import (PROBES, SPREAD_CELLS, _LOGIT_FLOOR, _Affine, _SharedPieces, _box_probes,
                        _has_extreme_system, _profile_coordinates, _with_task_spread)
 
@@ -320,10 +320,9 @@ class SystemIntervals:
         >>> fit.task_variance("pass@k", np.array([1, 10])).shape
         (2, 2)
         """
-        # sums over each task's window of the grid (the posterior is zero to rounding
-        # outside it; see PooledDerivatives.grid_index)
-        pieces = self.derivatives()
-        r, index = pieces.r_window, pieces.grid_index                 # (J, W) each
+        # sums over each task's window of the grid (PooledDerivatives.window): what
+        # is dropped is below 1e-30 of the variance's absolute scale
+        index, r = self.derivatives().window()                        # (J, W) each
         a, log_kappa, _, log_s = self._coordinates(self.params)
         n_tasks = r.shape[0]
         rows = range(self.layout.n_systems) if rows is None else rows
@@ -442,15 +441,19 @@ class SystemIntervals:
         share = (np.full(n_tasks, 1.0 / n_tasks) if tasks is None
                  else np.asarray(tasks, dtype=float) / np.sum(tasks))
         # on each task's window of the grid (the posterior is zero to rounding outside),
-        # a block of tasks at a time: the (rows, tasks, window) weights are never whole
-        index = derivatives.grid_index                                    # (J, W)
+        # a block of tasks at a time: the (rows, tasks, window) weights are never whole.
+        # The window's cut weighs each grid point by the largest weight any row puts on
+        # it: a tiny M's logit weighs its far tail by up to 1 / M
+        weight = np.max([np.abs(b).max(axis=(0, 1)) for b in by_weight], axis=0)
+        window = derivatives.window(_WINDOW_MASS, weight)
+        index = window[0]                                                 # (J, W)
         codes = [np.argmax(self._pairs(i)[1], axis=0) for i in rows]      # pair per task
 
         def block_weights(block):
             return np.concatenate([by_weight[n][:, codes[n][block, None], index[block]]
                                    * share[block][None, :, None] for n in range(len(rows))])
 
-        part = derivatives.posterior_contraction(block_weights, len(rows) * k_arr.size)
+        part = derivatives.posterior_contraction(block_weights, len(rows) * k_arr.size, window)
         grads += part.reshape(at.size, len(rows), k_arr.size)
         if active is None:
             active = np.diag(self.covariance_matrix()) > 0

@@ -120,41 +120,67 @@ class PooledDerivatives:
     def n_units(self) -> int:
         return self.d1.shape[1]
 
-    @cached_property
+    @property
     def grid_index(self) -> np.ndarray:
-        """(J, W): the grid points of each task's window, the contiguous run of its
-        posterior outside which every term of the derivatives is below rounding.
+        """(J, W): the grid points of each task's window at ``_WINDOW_MASS``
+        (:meth:`window`)."""
+        return self.window()[0]
+
+    @property
+    def r_window(self) -> np.ndarray:
+        """(J, W): the task posterior on each task's window (:attr:`grid_index`)."""
+        return self.window()[1]
+
+    @cached_property
+    def _windows(self) -> dict:
+        return {}
+
+    def window(self, mass: float = _WINDOW_MASS, weight: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """``(grid_index, r_window)``, each (J, W): the grid points of each task's window,
+        the contiguous run of its posterior outside which every term of the
+        derivatives is below `mass`, and the posterior there.
 
         With many systems a task's posterior covers a few grid points (a dozen of
         141 at 500 systems), so sums over (task, grid) run over (task, window):
         the same numbers, at a fraction of the cost. A point is left out where
-        ``r_jg (1 + max |d ell / d u|)^2 < _WINDOW_MASS`` (the information's terms
-        are ``r E E'``), so what is dropped is ~1e-30 of terms of order one.
-        Every task's window has the widest's width W (shifted to fit the grid).
+        ``r_jg (1 + max |d ell / d u|)^2 < mass`` (the information's terms are
+        ``r E E'``), so what is dropped is `mass` of terms of order one. A caller
+        whose terms carry larger weights passes them, `weight` (G,) at each grid
+        point, and the cut is ``r (1 + max |E|)^2 weight < mass``: a metric M's
+        logit weighs a point by up to ``g / M``, and where M is tiny (a system
+        with no success, at a long horizon) its mass sits in the posterior's far
+        tail. Every task's window has the widest's width W (shifted to fit the
+        grid). Kept per `mass` when no `weight` is given.
         """
-        n_grid = self.r.shape[1]
-        scale = 1.0 + np.abs(self.d1).max(axis=(0, 1, 3), initial=0.0)     # (G,)
-        keep = self.r * (scale * scale)[None, :] >= _WINDOW_MASS
-        keep[np.arange(keep.shape[0]), self.r.argmax(axis=1)] = True
-        first = keep.argmax(axis=1)
-        last = n_grid - 1 - keep[:, ::-1].argmax(axis=1)
-        width = int((last - first).max(initial=0)) + 1
-        first = np.minimum(first, n_grid - width)
-        return first[:, None] + np.arange(width)[None, :]
+        key = float(mass)
+        if weight is not None or key not in self._windows:
+            n_grid = self.r.shape[1]
+            scale = 1.0 + np.abs(self.d1).max(axis=(0, 1, 3), initial=0.0)     # (G,)
+            if weight is not None:
+                scale = scale * np.sqrt(np.maximum(weight, 1.0))
+            keep = self.r * (scale * scale)[None, :] >= key
+            keep[np.arange(keep.shape[0]), self.r.argmax(axis=1)] = True
+            first = keep.argmax(axis=1)
+            last = n_grid - 1 - keep[:, ::-1].argmax(axis=1)
+            width = int((last - first).max(initial=0)) + 1
+            first = np.minimum(first, n_grid - width)
+            index = first[:, None] + np.arange(width)[None, :]
+            pair = (index, np.take_along_axis(self.r, index, axis=1))
+            if weight is not None:
+                return pair
+            self._windows[key] = pair
+        return self._windows[key]
 
-    @cached_property
-    def r_window(self) -> np.ndarray:
-        """(J, W): the task posterior on each task's window (:attr:`grid_index`)."""
-        return np.take_along_axis(self.r, self.grid_index, axis=1)
-
-    def task_blocks(self, rows: int = 0, gather: bool = True):
+    def task_blocks(self, rows: int = 0, gather: bool = True, index: np.ndarray | None = None):
         """``(tasks, E)`` chunks: E (n_sys_phi, len(tasks), W), ``d ell / d u`` of
         every system at each cell on the task's window (:attr:`grid_index`), zero
         where the system did not run the task. Blocks of tasks small enough that
         E, and `rows` numbers per (task, grid point), stay within ``_CHUNK``;
-        without `gather` only the blocks' tasks (E is None)."""
+        without `gather` only the blocks' tasks (E is None); `index`, the windows
+        (default :attr:`grid_index`)."""
         n_sys, n_u, n_grid = self.d1.shape[:3]
-        index = self.grid_index
+        index = self.grid_index if index is None else index
         n_tasks, width = index.shape
         step = max(1, _CHUNK // max(1, n_sys * n_u * width, rows * (width if gather else n_grid)))
         if not gather:
@@ -228,11 +254,13 @@ class PooledDerivatives:
             means[:n_s, tasks] = (e * r_win[tasks][None]).sum(axis=2)
         return self.transform.T @ means
 
-    def posterior_contraction(self, weights, n_rows: int | None = None) -> np.ndarray:
+    def posterior_contraction(self, weights, n_rows: int | None = None,
+                              window: tuple[np.ndarray, np.ndarray] | None = None
+                              ) -> np.ndarray:
         """``sum_jg weights[c, j, g] d r_jg / d theta`` for each row c, in the free coordinates.
 
-        `weights` is (C, J, W), on each task's window (:attr:`grid_index`; the
-        posterior is zero to rounding outside it), or a function of task
+        `weights` is (C, J, W), on each task's `window` (default :meth:`window`;
+        the posterior is zero to rounding outside it), or a function of task
         positions returning those tasks' (C, len(tasks), W) weights, with
         `n_rows` = C (so the whole array is never held); returns (n, C). This is
         what a metric that averages over the task posterior needs, without
@@ -244,7 +272,7 @@ class PooledDerivatives:
             block_weights, n_c = (lambda tasks: weights[:, tasks]), weights.shape[0]
         n_sys, n_u, n_grid, n_pairs = self.d1.shape
         n_s = n_sys * n_u
-        r_win, index = self.r_window, self.grid_index
+        index, r_win = self.window() if window is None else window
         means = self.r @ self.w1                                          # (J, W)
         out = np.zeros((n_s + self.w1.shape[1], n_c))
         # d r_jg = r_jg (grad l_jg - m_j): contract the centred weights with every
@@ -255,7 +283,7 @@ class PooledDerivatives:
         gathered = n_s * index.size * (n_c + 8)
         summed = n_c * (self.incidence.nnz + n_s * n_pairs) * n_grid
         by_pair = summed < gathered
-        for tasks, e in self.task_blocks(rows=n_c, gather=not by_pair):
+        for tasks, e in self.task_blocks(rows=n_c, gather=not by_pair, index=index):
             whole = tasks.size == index.shape[0]
             r_tasks = r_win if whole else r_win[tasks]
             rw = block_weights(tasks) * r_tasks[None]                     # (C, T, W)
