@@ -619,6 +619,7 @@ class TestAnalyticInformation:
         m = np.where(rng.random((n_sys, 25)) < 0.1, 0, 10)
         y, _, _ = simulate_panel(rng, rng.normal(0, 1, n_sys), np.exp(rng.normal(1.5, 0.5, n_sys)),
                                  rng.normal(0.5, 1.5, 25), m)
+        y[0] = 0  # a system with no success: its metric is tiny, its logit weighs the far tail
         fit = fit_pooled(Panel(y, m), seed=0, concentration="system")
         derivatives = fit.derivatives()
         assert derivatives.grid_index.shape[1] < fit.grid.size / 3  # the windows are in play
@@ -647,7 +648,9 @@ class TestAnalyticInformation:
         # Richardson's differences of the metric logits, whose rounding (~1e-9) wants
         # steps of 1e-3 here
         k = np.array([1, 10])
-        grads, _ = fit.logit_gradients("pass@k", k)
+        grads, logits = fit.logit_gradients("pass@k", k)
+        # rows with a tiny metric (their own, wider windows) beside the others
+        assert logits[0, 0] < -10 and np.median(logits) > -3
 
         def central(c, step):
             up, down = fit.params.copy(), fit.params.copy()

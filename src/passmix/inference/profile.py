@@ -218,6 +218,9 @@ class LikelihoodRegion:
     #: optimum and a near-elliptical region, where the delta direction's edge and the
     #: neighbouring horizon's end are starts enough)
     use_spread = True
+    #: starts on the region's edge along the coordinates the value's gradient moves most,
+    #: each alone (:meth:`_axis_edges`)
+    n_axis_edges = 2
     #: SLSQP's options for the polished ends (a looser ftol suits a smooth region)
     polish_options = _SLSQP
     #: relative tolerance of the delta direction's edge (only a start: SLSQP polishes it)
@@ -257,6 +260,7 @@ class LikelihoodRegion:
         self._neighbours = neighbours
         self._moves = moves
         self._spread: list[np.ndarray] | None = None
+        self._axis_edge: dict[tuple[int, float], np.ndarray | None] = {}
         #: extremes found so far, most recent last (starts for later searches)
         self.ends: list[np.ndarray] = []
         # the searches revisit points (a start, SLSQP's end, a restart): each point's
@@ -416,7 +420,8 @@ class LikelihoodRegion:
                      ((d < 0) & (self.x_hat <= self.box[:, 0])), 0.0, d)
         steep = _boundary_point(self.logp, self.x_hat, d, self.threshold, self.box,
                                 rel_tol=self.ray_tol)
-        first = [x for x in (*warm, ray, steep) if x is not None] + self.ends[::-1]
+        first = [x for x in (*warm, ray, steep) if x is not None] + self._axis_edges(d)
+        first += self.ends[::-1]
         spread, spread_groups = self.spread() if self.use_spread else ([], [])
         candidates = first + spread
         groups = np.array([-2] * len(first) + spread_groups)
@@ -484,6 +489,36 @@ class LikelihoodRegion:
         if len(self.ends) > 64:
             del self.ends[0]
         return best, ok
+
+    def _axis_edges(self, direction: np.ndarray) -> list[np.ndarray]:
+        """The region's edge along each of the :attr:`n_axis_edges` coordinates that
+        `direction` moves most, each alone (kept per coordinate and sign).
+
+        Where the likelihood is nearly flat along a coordinate (the ability of
+        a system that never succeeded, a concentration held at the binomial
+        limit) the covariance says little about it, and a search that starts
+        along the value's gradient, where the other coordinates weigh in, can
+        stall far inside the region. Along the coordinate alone the region
+        reaches its far side: one line search per coordinate and sign, for
+        every horizon and metric.
+        """
+        room = np.where(direction > 0, self.box[:, 1] - self.x_hat,
+                        self.x_hat - self.box[:, 0]) > 1e-12
+        moving = np.where(room & np.isfinite(direction), np.abs(direction), 0.0)
+        out = []
+        for j in np.argsort(-moving, kind="stable")[:self.n_axis_edges]:
+            if moving[j] <= 0.0:
+                break
+            key = (int(j), float(np.sign(direction[j])))
+            if key not in self._axis_edge:
+                axis = np.zeros(self.x_hat.size)
+                axis[j] = key[1]
+                self._axis_edge[key] = _boundary_point(self.logp, self.x_hat, axis,
+                                                       self.threshold, self.box,
+                                                       rel_tol=self.ray_tol)
+            if self._axis_edge[key] is not None:
+                out.append(self._axis_edge[key])
+        return out
 
     def _descend(self, value, sign, best, best_u, ok, start=None):
         """SLSQP from `start` (default `best`) to full precision, restarted from its end

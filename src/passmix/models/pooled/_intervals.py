@@ -15,6 +15,10 @@ from ._likelihood import _WINDOW_MASS, PooledDerivatives, _eta, _pooled_derivati
 from ._support import (PROBES, SPREAD_CELLS, _LOGIT_FLOOR, _Affine, _SharedPieces, _box_probes,
                        _has_extreme_system, _profile_coordinates, _with_task_spread)
 
+# rows whose metric logit weighs a grid point by more than this (a tiny metric, whose
+# logit weighs its far tail by up to 1 / M) get their own, wider task windows
+_TAIL_WEIGHT = 1e3
+
 
 class SystemIntervals:
     """Delta and profile intervals of each system's metrics (a base of :class:`PooledFit`)."""
@@ -442,19 +446,28 @@ class SystemIntervals:
                  else np.asarray(tasks, dtype=float) / np.sum(tasks))
         # on each task's window of the grid (the posterior is zero to rounding outside),
         # a block of tasks at a time: the (rows, tasks, window) weights are never whole.
-        # The window's cut weighs each grid point by the largest weight any row puts on
-        # it: a tiny M's logit weighs its far tail by up to 1 / M
-        weight = np.max([np.abs(b).max(axis=(0, 1)) for b in by_weight], axis=0)
-        window = derivatives.window(_WINDOW_MASS, weight)
-        index = window[0]                                                 # (J, W)
+        # The window's cut weighs each grid point by the largest weight a row puts on it:
+        # a tiny M's logit weighs its far tail by up to 1 / M. Such rows (a system with
+        # no success, at a long horizon) get their own, wider window, so that they do
+        # not widen every other row's
+        weights = np.array([np.abs(b).max(axis=(0, 1)) for b in by_weight])   # (R, G)
         codes = [np.argmax(self._pairs(i)[1], axis=0) for i in rows]      # pair per task
+        tail = weights.max(axis=1) > _TAIL_WEIGHT
+        part = np.zeros((at.size, len(rows), k_arr.size))
+        for group in (np.flatnonzero(~tail), np.flatnonzero(tail)):
+            if group.size == 0:
+                continue
+            window = derivatives.window(_WINDOW_MASS, weights[group].max(axis=0))
+            index = window[0]                                             # (J, W)
 
-        def block_weights(block):
-            return np.concatenate([by_weight[n][:, codes[n][block, None], index[block]]
-                                   * share[block][None, :, None] for n in range(len(rows))])
+            def block_weights(block, group=group, index=index):
+                return np.concatenate([by_weight[n][:, codes[n][block, None], index[block]]
+                                       * share[block][None, :, None] for n in group])
 
-        part = derivatives.posterior_contraction(block_weights, len(rows) * k_arr.size, window)
-        grads += part.reshape(at.size, len(rows), k_arr.size)
+            part[:, group] = derivatives.posterior_contraction(
+                block_weights, group.size * k_arr.size, window).reshape(
+                    at.size, group.size, k_arr.size)
+        grads += part
         if active is None:
             active = np.diag(self.covariance_matrix()) > 0
         grads[~active] = 0.0

@@ -135,6 +135,12 @@ class PooledDerivatives:
     def _windows(self) -> dict:
         return {}
 
+    @cached_property
+    def _d1_scale(self) -> np.ndarray:
+        """(G,): ``1 + max |d ell / d u|`` over systems, units and pairs at each grid point
+        (every window's cut; computed once per point of the search)."""
+        return 1.0 + np.abs(self.d1).max(axis=(0, 1, 3), initial=0.0)
+
     def window(self, mass: float = _WINDOW_MASS, weight: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray]:
         """``(grid_index, r_window)``, each (J, W): the grid points of each task's window,
@@ -156,7 +162,7 @@ class PooledDerivatives:
         key = float(mass)
         if weight is not None or key not in self._windows:
             n_grid = self.r.shape[1]
-            scale = 1.0 + np.abs(self.d1).max(axis=(0, 1, 3), initial=0.0)     # (G,)
+            scale = self._d1_scale
             if weight is not None:
                 scale = scale * np.sqrt(np.maximum(weight, 1.0))
             keep = self.r * (scale * scale)[None, :] >= key

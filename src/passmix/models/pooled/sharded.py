@@ -27,22 +27,14 @@ from ._layout import _Layout, coordinate_blocks, panel_layout
 __all__ = ["ShardedObjective", "TaskShards"]
 
 
-def _shard_logp_dlogp(layout: _Layout, family: str, grid: np.ndarray, n_components: int,
-                      slope: bool, shared: bool, z: np.ndarray) -> tuple[float, np.ndarray]:
-    """One shard's log-likelihood and gradient (runs on the worker holding the shard)."""
+def _on_shard(method: str, layout: _Layout, family: str, grid: np.ndarray, n_components: int,
+              slope: bool, shared: bool, z: np.ndarray):
+    """One shard's ``logp_dlogp`` or ``hessian`` at `z` (runs on the worker holding the
+    shard)."""
     objective = _objective(family, slope, shared)
     with objective.lock:
         objective.set_data(layout, grid, n_components)
-        return objective.logp_dlogp(z)
-
-
-def _shard_hessian(layout: _Layout, family: str, grid: np.ndarray, n_components: int,
-                   slope: bool, shared: bool, z: np.ndarray) -> np.ndarray:
-    """One shard's analytic Hessian of the log-likelihood."""
-    objective = _objective(family, slope, shared)
-    with objective.lock:
-        objective.set_data(layout, grid, n_components)
-        return objective.hessian(z)
+        return getattr(objective, method)(z)
 
 
 class TaskShards:
@@ -122,17 +114,17 @@ class ShardedObjective:
         self.blocks = coordinate_blocks(self.family, layout.n_systems, self._grid.size,
                                         self._n_components, self.slope, self.shared)
 
-    def _map(self, func, z: np.ndarray) -> list:
+    def _map(self, method: str, z: np.ndarray) -> list:
         client = self.shards.client
         z = np.asarray(z, dtype=float)
-        futures = [client.submit(func, shard, self.family, self._grid, self._n_components,
+        futures = [client.submit(_on_shard, method, shard, self.family, self._grid, self._n_components,
                                  self.slope, self.shared, z, pure=False)
                    for shard in self.shards.futures]
         return client.gather(futures)
 
     def logp_dlogp(self, z: np.ndarray) -> tuple[float, np.ndarray]:
         """Log-likelihood and its gradient at `z`: the shards' sums."""
-        parts = self._map(_shard_logp_dlogp, z)
+        parts = self._map("logp_dlogp", z)
         return float(sum(p[0] for p in parts)), np.sum([p[1] for p in parts], axis=0)
 
     def negative(self, z: np.ndarray) -> tuple[float, np.ndarray]:
@@ -142,4 +134,4 @@ class ShardedObjective:
 
     def hessian(self, z: np.ndarray) -> np.ndarray:
         """The analytic Hessian of ``logp`` at `z`: the shards' sum."""
-        return np.sum(self._map(_shard_hessian, z), axis=0)
+        return np.sum(self._map("hessian", z), axis=0)
