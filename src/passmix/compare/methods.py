@@ -486,8 +486,13 @@ def _pooled_bands(covariances: np.ndarray, level: float, rng: np.random.Generato
     out = np.empty(n)
     step = max(1, 4_000_000 // (_NORMAL_DRAWS * n_k))
     for first in range(0, n, step):
-        scaled = np.abs(np.einsum("dk,pjk->pdj", draws, roots[first:first + step]))
-        out[first:first + step] = np.quantile(scaled.max(axis=2), level, axis=1)
+        block = roots[first:first + step]                                   # (p, K, K)
+        # max_k |Z_k| one horizon at a time: (draws, pairs) products, never (draws,
+        # pairs, K) at once
+        top = np.abs(draws @ block[:, 0, :].T)
+        for j in range(1, n_k):
+            np.maximum(top, np.abs(draws @ block[:, j, :].T), out=top)
+        out[first:first + step] = np.quantile(top, level, axis=0)
     out[live.sum(axis=1) <= 1] = normal_quantile(level)
     return out
 
