@@ -290,7 +290,7 @@ class SystemIntervals:
             region = LikelihoodRegion(search, x_hat, self.loglik - scale * region_drop(level),
                                       P @ self.covariance_matrix() @ P.T, box_x, probes=probes,
                                       held_logistic=self.family == "grid" or self.slope)
-            region.n_starts, region.n_far, region.n_polish, region.max_restarts = 1, 0, 1, 1
+            region.n_starts, region.n_far, region.n_polish, region.max_restarts = 1, 0, 1, 4
             region.ray_tol, region.scaled = 1e-3, True
             # few tasks leave a curved region with several local extremes on its edge,
             # and each evaluation is cheap there: small panels also start from the spread

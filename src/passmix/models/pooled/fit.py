@@ -210,11 +210,6 @@ def _fit_family(panel: Panel, layout: _Layout, family: str, grid: np.ndarray, n_
             starts = [*warm_starts, starts[0]] if warm_starts else starts
             best = _maximize_grid(objective, layout, grid, starts, box)
         else:
-            if warm_starts and n_components == 1:
-                # a single normal warm-started from the nested model's optimum (shared
-                # concentration, slopes): every crude start was seen to reach the same
-                # optimum as the warm one, so the warm one and one crude start suffice
-                starts = starts[:1]
             # every start briefly by L-BFGS-B, the best finished by damped Newton steps
             # on the analytic Hessian: L-BFGS-B alone crawls to the end over hundreds
             # of coordinates (and used to stop short of the optimum)
