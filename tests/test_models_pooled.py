@@ -666,6 +666,15 @@ class TestAnalyticInformation:
         # cells' windows gathered) give the same gradients
         one, _ = fit.logit_gradients("pass@k", k[1:], rows=[3])
         assert_allclose(one[:, 0, 0], grads[:, 3, 1], rtol=1e-9, atol=1e-12)
+        # and so do rows split in two groups, each on its own window (rows whose logit
+        # weighs a grid point heavily get a wider one): here every row whose metric
+        # is below ~0.1, in a second pass
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(passmix.models.pooled._intervals, "_TAIL_WEIGHT", 10.0)
+            patch.setattr(passmix.models.pooled._intervals, "_TAIL_WIDENING", 0.0)
+            split, _ = fit.logit_gradients("pass@k", k)
+        assert 0 < np.sum(logits[:, 0] < -2.5) < n_sys  # both groups have rows
+        assert_allclose(split, grads, rtol=1e-9, atol=1e-12)
 
 
 class TestIdentifiedCovariance:

@@ -18,6 +18,9 @@ from ._support import (PROBES, SPREAD_CELLS, _LOGIT_FLOOR, _Affine, _SharedPiece
 # rows whose metric logit weighs a grid point by more than this (a tiny metric, whose
 # logit weighs its far tail by up to 1 / M) get their own, wider task windows
 _TAIL_WEIGHT = 1e3
+# ... unless their window is at most this much wider than the others' (a second pass
+# over the tasks would then cost more than it saves)
+_TAIL_WIDENING = 1.25
 
 
 class SystemIntervals:
@@ -445,11 +448,18 @@ class SystemIntervals:
         weights = np.array([np.abs(b).max(axis=(0, 1)) for b in by_weight])   # (R, G)
         codes = [np.argmax(self._pairs(i)[1], axis=0) for i in rows]      # pair per task
         tail = weights.max(axis=1) > _TAIL_WEIGHT
+        groups = [np.flatnonzero(~tail), np.flatnonzero(tail)]
+        windows = [derivatives.window(_WINDOW_MASS, weights[g].max(axis=0)) if g.size else None
+                   for g in groups]
+        if all(w is not None for w in windows) and (
+                windows[1][0].shape[1] <= _TAIL_WIDENING * windows[0][0].shape[1]):
+            # the tail's window is barely wider: one pass over the tasks (each gathers
+            # every system's derivatives) costs less than two
+            groups, windows = [np.arange(len(rows))], [windows[1]]
         part = np.zeros((at.size, len(rows), k_arr.size))
-        for group in (np.flatnonzero(~tail), np.flatnonzero(tail)):
-            if group.size == 0:
+        for group, window in zip(groups, windows):
+            if window is None:
                 continue
-            window = derivatives.window(_WINDOW_MASS, weights[group].max(axis=0))
             index = window[0]                                             # (J, W)
 
             def block_weights(block, group=group, index=index):
