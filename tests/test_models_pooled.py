@@ -1381,24 +1381,24 @@ class TestProfile:
 @pytest.mark.unit
 class TestTaskSpread:
     def test_small_spread_is_the_probability_scale_quadrature(self):
-        from passmix.models.pooled._support import _with_task_spread
+        from passmix.inference import with_metric_spread
         base = np.array([0.3, 0.5])
         lower, upper = np.array([0.28, 0.47]), np.array([0.33, 0.52])
         var = np.array([1e-6, 4e-6])
-        lo, hi = _with_task_spread(base, lower, upper, var, 1.96)
+        lo, hi = with_metric_spread(base, lower, upper, var, 1.96)
         assert_allclose(lo, base - np.hypot(base - lower, 1.96 * np.sqrt(var)), rtol=2e-3)
         assert_allclose(hi, base + np.hypot(upper - base, 1.96 * np.sqrt(var)), rtol=2e-3)
 
     def test_ends_stay_inside_zero_one(self):
-        from passmix.models.pooled._support import _with_task_spread
+        from passmix.inference import with_metric_spread
         # one task carries the metric: the probability scale would cut the lower end to 0
         base = np.array([1e-3, 1e-30, 0.999])
         var = np.array([1e-6, 1e-58, 1e-6])
-        lo, hi = _with_task_spread(base, base * 0.5, base * 1.5 - np.r_[0, 0, 0.5], var, 1.96)
+        lo, hi = with_metric_spread(base, base * 0.5, base * 1.5 - np.r_[0, 0, 0.5], var, 1.96)
         assert (lo > 0).all() and (lo < base).all()
         assert (hi > base).all() and (hi < 1).all()
         # and nothing but the parameters' ends where the tasks add nothing
-        lo0, hi0 = _with_task_spread(base, base * 0.5, np.minimum(base * 1.5, 1.0),
+        lo0, hi0 = with_metric_spread(base, base * 0.5, np.minimum(base * 1.5, 1.0),
                                      np.zeros(3), 1.96)
         assert_allclose(lo0, base * 0.5)
 

@@ -26,7 +26,7 @@ from .._validation import FitWarning, check_k, check_level, check_metric
 from ..inference.delta import ConfidenceInterval
 from ..metrics import metric_value
 from ..inference.results import LikelihoodResult
-from ..models.pooled.result import PooledFit
+from ..inference.units import UnitsResult
 from ._record import METRIC_DRAWS, METRIC_VARS, is_pooled, model_kind, system_label
 from .checks import check_idata
 
@@ -278,8 +278,8 @@ def _rows(draws: xr.DataArray, metric: str, columns: dict) -> pd.DataFrame:
     return pd.DataFrame({**lead, "metric": metric, "k": k_arr, **body})
 
 
-def compare_intervals(fit: LikelihoodResult | PooledFit, idata, k=None, level: float = 0.95, *,
-                      method: str = "eti", scale: str = "logit") -> pd.DataFrame:
+def compare_intervals(fit: LikelihoodResult | UnitsResult, idata, k=None, level: float = 0.95,
+                      *, method: str = "eti", scale: str = "logit") -> pd.DataFrame:
     """Delta-method and posterior credible intervals side by side, per metric and k.
 
     Parameters
@@ -320,8 +320,7 @@ def compare_intervals(fit: LikelihoodResult | PooledFit, idata, k=None, level: f
     if method not in _METHODS:
         raise ValueError(f"unknown method {method!r}; expected one of {', '.join(_METHODS)}.")
     pooled, kind = is_pooled(idata), model_kind(idata)
-    fit_kind = "pooled" if isinstance(fit, PooledFit) else getattr(fit, "model_kind", None)
-    if fit_kind != kind:
+    if getattr(fit, "model_kind", None) != kind:
         raise TypeError(f"the draws are of the {kind} model, so fit must be a passmix."
                         f"{_FIT_CLASS[kind]}, got {type(fit).__name__}: compare intervals of "
                         "the same model.")
@@ -340,7 +339,7 @@ def compare_intervals(fit: LikelihoodResult | PooledFit, idata, k=None, level: f
     for metric in METRIC_VARS:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FitWarning)
-            if pooled:
+            if isinstance(fit, UnitsResult):  # a table of every unit (system)
                 table = fit.delta(metric, k_arr, level)
                 estimate, lo, hi = (table[c].to_numpy() for c in ("estimate", "lower", "upper"))
             else:

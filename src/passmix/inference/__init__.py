@@ -11,7 +11,9 @@
   orderings of the metrics in k and between them;
 * :mod:`~passmix.inference.results`: :class:`LikelihoodResult`, the generic
   result a model's fit is (metrics, delta and profile intervals, summary)
-  once it supplies its box, objective and metric functions.
+  once it supplies its box, objective and metric functions;
+* :mod:`~passmix.inference.units`: :class:`UnitsResult`, the same for a model
+  with a units axis (the pooled model's systems), and its :class:`Unit` view.
 """
 
 from .delta import (ConfidenceInterval, DeltaMethodResult, IntervalEnds, delta_interval,
@@ -23,6 +25,7 @@ from .optimize import (BOUND_TOL, Optimum, at_bound, covariance_from_information
 from .profile import (LikelihoodRegion, ProfileResult, extreme_on_region, profile_extremes,
                       profile_interval, repair_across_metrics)
 from .results import LikelihoodResult
+from .units import Unit, UnitsResult, with_metric_spread
 
 __all__ = ["BOUND_TOL", "ConfidenceInterval", "DeltaMethodResult", "IntervalEnds", "LikelihoodRegion",
            "LikelihoodResult", "Optimum",
@@ -31,6 +34,5 @@ __all__ = ["BOUND_TOL", "ConfidenceInterval", "DeltaMethodResult", "IntervalEnds
            "is_stationary", "logit_wald_ends", "maximize", "newton_polish",
            "normal_quantile",
            "observed_covariance", "profile_extremes", "profile_interval",
-           "repair_across_metrics", "select_by_bic", "select_by_criterion", "wald_edge_excess",
-           "wald_ends",
-           "widen_degenerate"]
+           "repair_across_metrics", "select_by_bic", "select_by_criterion", "Unit", "UnitsResult",
+           "wald_edge_excess", "wald_ends", "widen_degenerate", "with_metric_spread"]

@@ -10,7 +10,7 @@ from ..._validation import check_k, check_level, check_metric
 from ...inference.delta import normal_quantile
 from ...data.panel import system_name
 from ._likelihood import beta_shapes
-from ._support import _SharedPieces, _horizon_map, _power_moments
+from ._support import _horizon_map, _power_moments
 
 
 class PairedDifferences:
@@ -194,31 +194,27 @@ class PairedDifferences:
         times the chi-square's, and the end points (the next horizon's warm starts)."""
         all_coordinates = np.ones(self.params.size, dtype=bool)
         share = mask.astype(float)
-        shared = _SharedPieces(self)
-        region = self._region(shared, level, scale)
-        sliced = region.objective
 
-        def difference(x, t):
+        def difference(z, t, pieces):
             # the search minimises and maximises this directly: D lies in [-1, 1], far
             # above the region's logit floor, so no transform is needed
-            z = sliced.full(x)
             grads, logits = self.logit_gradients(metric, np.array([t]), all_coordinates, z,
                                                   rows=[ia, ib], tasks=share,
-                                                  derivatives=shared.pieces(z))
+                                                  derivatives=pieces)
             values = expit(logits[:, 0])
             g = grads[:, :, 0] * (values * (1 - values))[None]
-            return float(values[1] - values[0]), sliced.T.T @ (g[:, 1] - g[:, 0])
+            return float(values[1] - values[0]), g[:, 1] - g[:, 0]
 
-        def value(x, t):
-            both = self.metric_values(metric, np.array([t]), sliced.full(x), rows=[ia, ib],
-                                tasks=share)
+        def value(z, t):
+            both = self.metric_values(metric, np.array([t]), z, rows=[ia, ib], tasks=share)
             return float(both[1, 0] - both[0, 0])
 
-        def batch(xs, t):
-            return np.array([value(x, t) for x in xs])
+        def batch(zs, t):
+            return np.array([value(z, t) for z in zs])
 
-        lower, upper, _ = region.extremes(difference, value, np.array([k]), batch, warm)
-        return float(lower[0]), float(upper[0]), region.end_points
+        lower, upper, ends = self.region_extremes(difference, value, np.array([k]), level,
+                                                  scale, warm, batch)
+        return float(lower[0]), float(upper[0]), ends
 
     def metric_covariance(self, metric: str, k: int, *, tasks=None
                           ) -> tuple[np.ndarray, np.ndarray]:

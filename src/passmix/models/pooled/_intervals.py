@@ -1,19 +1,18 @@
-"""Each system's delta and profile intervals, as methods :class:`PooledFit` inherits."""
+"""The pooled model's part of each system's intervals: the metric's gradients in the
+coordinates, the tasks' spread and the profile's region (the intervals themselves are
+:class:`passmix.inference.units.UnitsResult`'s)."""
 
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 from scipy.special import betaln, expit
 
-from ..._validation import check_k, check_level, check_metric
-from ...inference.delta import logit_wald_ends, normal_quantile, widen_degenerate
 from ...metrics import evaluate_logit
-from ...inference.profile import LikelihoodRegion, region_drop, repair_across_metrics
+from ...inference.profile import LikelihoodRegion, region_drop
 from ._layout import _box
 from ._likelihood import _WINDOW_MASS, PooledDerivatives, _eta, _pooled_derivatives, beta_shapes
 from ._support import (PROBES, SPREAD_CELLS, _LOGIT_FLOOR, _Affine, _SharedPieces, _box_probes,
-                       _has_extreme_system, _profile_coordinates, _with_task_spread)
+                       _has_extreme_system, _profile_coordinates)
 
 # rows whose metric logit weighs a grid point by more than this (a tiny metric, whose
 # logit weighs its far tail by up to 1 / M) get their own, wider task windows
@@ -23,245 +22,61 @@ _TAIL_WEIGHT = 1e3
 _TAIL_WIDENING = 1.25
 
 
-class SystemIntervals:
-    """Delta and profile intervals of each system's metrics (a base of :class:`PooledFit`)."""
+class PooledIntervals:
+    """The pooled model's hooks of :class:`~passmix.inference.units.UnitsResult` (a base of
+    :class:`PooledFit`): the metric's gradients, the tasks' spread, the profile's region."""
 
-    def inflation(self, metric: str, k: int) -> np.ndarray:
-        """(I,): how much wider the sandwich says each system's metric logit varies than the
-        observed information does, as a variance ratio, at least 1.
-
-        Where the model is wrong (the tasks' difficulty order differs between
-        systems, the difficulty distribution is off) the tasks' own scores
-        vary more than the model's curvature implies; the ratio carries that
-        into the intervals, per system, metric and horizon. It is never
-        taken below 1: where the model fits, the model's information stays.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> import passmix
-        >>> y = np.array([[0, 1, 2, 4, 5], [1, 3, 2, 5, 5]])
-        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5)), seed=0)
-        >>> ratio = fit.inflation("pass@k", 10)
-        >>> ratio.shape, bool((ratio >= 1).all())
-        ((2,), True)
-        """
-        key = ("inflation", metric, int(k))
-        if key not in self._cache:
-            cov = self.covariance_matrix()
-            grads, _ = self.logit_gradients(metric, np.array([int(k)]), np.diag(cov) > 0)
-            self._keep_inflation(metric, np.array([int(k)]), grads)
-        return self._cache[key]
-
-    def _keep_inflation(self, metric: str, k_arr: np.ndarray, grads: np.ndarray) -> None:
-        """Keep :meth:`inflation` at each of `k_arr` from the gradients (C, I, K) at hand."""
-        cov, robust = self.covariance_matrix(), self._robust_covariance()
-        for n, k in enumerate(k_arr):
-            key = ("inflation", metric, int(k))
-            if key in self._cache:
-                continue
-            g = grads[:, :, n]
-            # g_i' C g_i for every system i, as matrix products (BLAS), not a triple loop
-            model = np.sum(g * (cov @ g), axis=0)
-            sandwich = np.sum(g * (robust @ g), axis=0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                ratio = np.where(model > 0, sandwich / model, 1.0)
-            self._cache[key] = np.maximum(np.nan_to_num(ratio, nan=1.0, posinf=1.0), 1.0)
-
-    def delta(self, metric: str, k, level: float = 0.95, system=None) -> pd.DataFrame:
-        """Delta-method intervals on the logit scale, per system and horizon.
-
-        The covariance is the inverse observed information of the free
-        coordinates (grid weights driven to their lower bound are held
-        there, as the delta method holds any bounded coordinate). To that
-        parameter variance is added the variance of the benchmark metric
-        given the parameters (each task's own success probability is known
-        only through its posterior; :meth:`task_variance`), since the metric
-        is one of these tasks; with :attr:`robust` the parameters' part is
-        widened by the sandwich (:meth:`inflation`). Coverage is checked by
-        simulation in
-        ``benchmarks/coverage_pooled.py`` and ``tests/test_models_pooled.py``.
-        """
-        metric = check_metric(metric)
-        level = check_level(level)
-        k_arr, _ = check_k(k)
-        # every system at once: each perturbed point's task posterior is shared by
-        # all systems, and tables ask for every system in turn (kept per request)
-        key = ("delta", metric, tuple(k_arr.tolist()), level, self.robust)
-        if key not in self._cache:
-            self._cache[key] = self._delta_all(metric, k_arr, level)
-        table = self._cache[key]
-        if system is None:
-            return table.copy()
-        # rows are system-major (labels may be tuples, which pandas will not compare)
-        first = self.panel.index(system) * k_arr.size
-        return table.iloc[first:first + k_arr.size].reset_index(drop=True)
-
-    def _delta_all(self, metric: str, k_arr: np.ndarray, level: float) -> pd.DataFrame:
-        rows = list(range(self.layout.n_systems))
-        cov = self.covariance_matrix()
-        base = self.metric_values(metric, k_arr, rows=rows)
-        grads, centre = self.logit_gradients(metric, k_arr, np.diag(cov) > 0)
-        quad = np.sum(grads * np.tensordot(cov, grads, axes=(1, 0)), axis=0)  # g' C g
-        se_logit = np.sqrt(np.maximum(quad, 0.0))
-        if self.robust:
-            # the sandwich's ratio from the gradients just computed, not a second time
-            self._keep_inflation(metric, k_arr, grads)
-            se_logit = se_logit * np.sqrt(np.stack([self.inflation(metric, k) for k in k_arr],
-                                                   axis=1))
-        lower, upper = logit_wald_ends(centre, se_logit, level)
-        # rounding may put the estimate a hair outside expit of its own logit's interval
-        lower, upper = np.minimum(lower, base), np.maximum(upper, base)
-        # The benchmark's metric is over these tasks' own success probabilities, which
-        # stay uncertain given the data even at known parameters: add that variance to
-        # each half-width in quadrature, on the probability scale (on the logit scale
-        # it is divided by M^2, which for a small Pass^k blows up to an interval of ~1)
-        var_tasks = self.task_variance(metric, k_arr)
-        lower, upper = _with_task_spread(base, lower, upper, var_tasks, normal_quantile(level))
-        # at a huge horizon M and both ends can round to 1 (or to 0) though the logit
-        # interval has width: an end one double away says so instead of a point
-        lower, upper = widen_degenerate(lower, upper)
-        # the se on the probability scale: d expit = M (1 - M) d logit
-        se = np.hypot(base * (1 - base) * se_logit, np.sqrt(var_tasks))
-        return self._table(metric, k_arr, rows, base, se, lower, upper)
-
-    def _table(self, metric, k_arr, rows, base, se, lower, upper) -> pd.DataFrame:
-        labels = self.systems
-        frames = [pd.DataFrame({"system": [labels[i]] * k_arr.size, "metric": metric, "k": k_arr,
-                                "estimate": base[n], "se": se[n], "lower": lower[n],
-                                "upper": upper[n]}) for n, i in enumerate(rows)]
-        return pd.concat(frames, ignore_index=True)
-
-    def profile(self, metric: str, k, level: float = 0.95, system=None) -> pd.DataFrame:
-        """Profile-likelihood intervals, per system and horizon.
-
-        The model part of each interval is the smallest and largest value of
-        the system's metric over the parameters whose log-likelihood is within
-        ``chi2(1).ppf(level) / 2`` of the maximum: every other coordinate (the
-        difficulty distribution, the concentrations, the other abilities) is
-        profiled out (:class:`passmix.inference.profile.LikelihoodRegion`). Unlike the
-        delta method this reaches in from a bound: an ability the data push to
-        its bound (a system that solved nothing) still gets an upper end where
-        the shared difficulty distribution stops it. As in :meth:`delta`, the
-        spread of the benchmark metric over these tasks given the parameters
-        is then added (:func:`_with_task_spread`). With :attr:`robust` the
-        region's cut is widened by the sandwich's ratio for that system,
-        metric and horizon (:meth:`inflation`). ``se`` is the delta
-        method's. Coverage on real data: ``docs/results/pooled_intervals.md``.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> import passmix
-        >>> rng = np.random.default_rng(0)
-        >>> d = rng.normal(2.0, 1.5, size=60)
-        >>> p = 1 / (1 + np.exp(-(np.array([[-1.0], [0.0], [1.0]]) - d)))
-        >>> panel = passmix.Panel(rng.binomial(5, p), np.full(p.shape, 5), systems=["a", "b", "c"])
-        >>> fit = passmix.fit_pooled(panel, seed=0)
-        >>> table = fit.profile("pass@k", [1, 100], system="b")
-        >>> bool((table["lower"] < table["estimate"]).all() and
-        ...      (table["estimate"] < table["upper"]).all())
-        True
-        """
-        metric = check_metric(metric)
-        level = check_level(level)
-        k_arr, _ = check_k(k)
-        rows = (range(self.layout.n_systems) if system is None
-                else [self.panel.index(system)])
-        delta = self.delta(metric, k_arr, level)
-        parts = []
-        for i in rows:
-            key = ("profile", metric, tuple(k_arr.tolist()), level, i, self.robust)
-            if key not in self._cache:
-                self._cache[key] = self._profile_system(metric, k_arr, level, i)
-            parts.append(self._cache[key])
-        first = [i * k_arr.size for i in rows]
-        take = np.concatenate([np.arange(f, f + k_arr.size) for f in first])
-        table = delta.iloc[take].reset_index(drop=True)
-        table["lower"] = np.concatenate([lo for lo, _ in parts])
-        table["upper"] = np.concatenate([hi for _, hi in parts])
-        return table
-
-    def _profile_system(self, metric: str, k_arr: np.ndarray, level: float, i: int):
-        """System i's profile ends (with the tasks' spread) at every horizon."""
-        lower, upper = np.empty(k_arr.size), np.empty(k_arr.size)
-        # at k = 1 every metric is the mean: searched once for all three
-        one = k_arr == 1
-        for part, name in ((one, "pass@k"), (~one, metric)):
-            if part.any():
-                key = ("profile-model", name, tuple(k_arr[part].tolist()), level, i,
-                       self.robust)
-                if key not in self._cache:
-                    self._cache[key] = self.model_ends(name, k_arr[part], level, i)
-                lower[part], upper[part] = self._cache[key]
-        base = self.metric_values(metric, k_arr, rows=[i])[0]
-        lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
-        var_tasks = self.task_variance(metric, k_arr, rows=[i])[0]
-        lower, upper = _with_task_spread(base, lower, upper, var_tasks, normal_quantile(level))
-        lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
-        for arr in (lower, upper):
-            arr.flags.writeable = False
-        return lower, upper
-
-    def model_ends(self, metric: str, k_arr: np.ndarray, level: float, i: int):
-        """The smallest and largest value of system i's metric over the likelihood region
-        (widened by the sandwich's :meth:`inflation` with :attr:`robust`), per horizon.
-
-        The model's own profile ends: :meth:`profile` adds the tasks' spread
-        (:meth:`task_variance`) to them. `k_arr` is a 1-d integer array, `i`
-        the system's position.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> import passmix
-        >>> y = np.array([[0, 1, 2, 4, 5], [1, 3, 2, 5, 5]])
-        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5)), seed=0)
-        >>> lower, upper = fit.model_ends("pass@k", np.array([10]), 0.95, 0)
-        >>> bool(lower[0] <= fit.metric("pass@k", 10)[0] <= upper[0])
-        True
-        """
-        if not self.robust:
-            return self._region_ends(metric, k_arr, level, i, 1.0)[:2]
-        lower, upper = np.empty(k_arr.size), np.empty(k_arr.size)
-        # each horizon has its own region; the searches go up in k, each started also
-        # from the ends at the horizon below (pulled into its region), as they are
-        # within one region: a lone search from the delta direction's edge can stop
-        # far inside the region
-        warm: dict = {}
-        for n in np.argsort(k_arr, kind="stable"):
-            scale = float(self.inflation(metric, k_arr[n])[i])
-            lo, hi, warm = self._region_ends(metric, k_arr[n:n + 1], level, i, scale, warm)
-            lower[n], upper[n] = lo[0], hi[0]
-        return lower, upper
-
-    def _region_ends(self, metric: str, k_arr: np.ndarray, level: float, i: int,
-                     scale: float, warm: dict | None = None):
+    def region_ends(self, metric: str, k_arr: np.ndarray, level: float, i: int,
+                    scale: float, warm: dict | None = None):
         """Extremes of system i's metric over the region whose drop is `scale` times the
-        chi-square's, and the last horizon's end points (see
-        :meth:`~passmix.inference.profile.LikelihoodRegion.extremes`)."""
+        chi-square's, and the last horizon's end points (see :meth:`region_extremes`)."""
         all_coordinates = np.ones(self.params.size, dtype=bool)
-        # the search's log-likelihood and the metric's gradient share their pieces
+
+        def logit(z, t, pieces):
+            grads, centre = self.logit_gradients(metric, np.array([t]), all_coordinates,
+                                                  z, rows=[i], derivatives=pieces)
+            return float(centre[0, 0]), grads[:, 0, 0]
+
+        def value(z, t):
+            return float(self.metric_values(metric, np.array([t]), z, rows=[i])[0, 0])
+
+        def batch(zs, t):
+            return np.array([self.metric_logits(metric, np.array([t]), z, rows=[i])[0, 0]
+                             for z in zs])
+
+        return self.region_extremes(logit, value, k_arr, level, scale, warm, batch)
+
+    def region_extremes(self, func, func_value, points, level: float = 0.95,
+                        scale: float = 1.0, warm: dict | None = None, batch=None):
+        """Smallest and largest value of any function of the coordinates over the likelihood
+        region whose drop is `scale` times ``chi2(1).ppf(level) / 2``, at each of `points`.
+
+        ``func(z, t, pieces) -> (f or logit f, gradient in z)`` at one point t,
+        `pieces` the derivative pieces at z (:meth:`derivatives`, shared with the
+        search's log-likelihood); ``func_value(z, t) -> f``; ``batch(zs, t)``
+        the first at many points (optional). Returns ``(lower, upper,
+        end_points)``, the last the warm starts of a next search (see
+        :meth:`~passmix.inference.profile.LikelihoodRegion.extremes`).
+        """
+        # the search's log-likelihood and the function's gradient share their pieces
         # (the task posterior and its derivative tables) at each point
         shared = _SharedPieces(self)
         region = self._region(shared, level, scale)
         sliced = region.objective
 
-        def logit(x, t):
+        def in_x(x, t):
             z = sliced.full(x)
-            grads, centre = self.logit_gradients(metric, np.array([t]), all_coordinates,
-                                                  z, rows=[i],
-                                                  derivatives=shared.pieces(z))
-            return float(centre[0, 0]), sliced.T.T @ grads[:, 0, 0]
+            f, grad = func(z, t, shared.pieces(z))
+            return f, sliced.T.T @ grad
 
         def value(x, t):
-            return float(self.metric_values(metric, np.array([t]), sliced.full(x), rows=[i])[0, 0])
+            return func_value(sliced.full(x), t)
 
-        def batch(xs, t):
-            return np.array([self.metric_logits(metric, np.array([t]), sliced.full(x),
-                                          rows=[i])[0, 0] for x in xs])
+        def batch_x(xs, t):
+            return (np.array([func(sliced.full(x), t, None)[0] for x in xs]) if batch is None
+                    else batch([sliced.full(x) for x in xs], t))
 
-        lower, upper, _ = region.extremes(logit, value, k_arr, batch, warm)
+        lower, upper, _ = region.extremes(in_x, value, np.asarray(points), batch_x, warm)
         return lower, upper, region.end_points
 
     def _region(self, objective: _SharedPieces, level: float, scale: float = 1.0
@@ -304,6 +119,10 @@ class SystemIntervals:
         region = self._cache[key]
         region.objective.objective = objective
         return region
+
+    def metric_spread(self, metric: str, k_arr: np.ndarray, rows=None) -> np.ndarray:
+        """The :class:`~passmix.inference.units.UnitsResult` hook: :meth:`task_variance`."""
+        return self.task_variance(metric, k_arr, rows)
 
     def task_variance(self, metric: str, k_arr: np.ndarray, rows=None) -> np.ndarray:
         """(I, K) variance of each system's benchmark metric given the data, at the optimum.

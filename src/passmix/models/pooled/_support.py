@@ -1,5 +1,5 @@
 """Pieces of the pooled fit's intervals that are not methods: the profile's coordinates,
-probes and shared objective, the horizon map, the tasks' spread."""
+probes and shared objective, the horizon map."""
 
 from __future__ import annotations
 
@@ -79,41 +79,6 @@ def _power_moments(base: str, alpha: np.ndarray, beta: np.ndarray, h: np.ndarray
     if base == "pass^k":
         return e1, e2
     return 1.0 - e1, 1.0 - e1[..., :, None] - e1[..., None, :] + e2
-
-
-def _with_task_spread(base: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                      var_tasks: np.ndarray, z_crit: float) -> tuple[np.ndarray, np.ndarray]:
-    """Widen the model's ends by the spread of the benchmark metric over these tasks.
-
-    Given the parameters, the benchmark metric (an average over these J
-    tasks of a function of each task's success probability) still varies
-    with variance `var_tasks`. Each end is moved out by the two offsets in
-    quadrature on a log scale: the lower end on ``log M``, the upper on
-    ``log(1 - M)``, the task part being the quantile of a log-normal with the
-    metric's mean and variance. Near 1/2 this is the probability-scale
-    quadrature; near 0 (or 1) the end stays inside (0, 1), where the
-    probability scale would cut it to 0 whenever one task carries the metric
-    (a system with one success seen).
-    """
-    base = np.asarray(base, dtype=float)
-    lower = np.minimum(np.asarray(lower, dtype=float), base)
-    upper = np.maximum(np.asarray(upper, dtype=float), base)
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # the lower end on log M (log-normal task spread), exact for M far below 1
-        sigma2 = np.log1p(var_tasks / base ** 2)
-        task = np.nan_to_num(0.5 * sigma2 + z_crit * np.sqrt(sigma2), posinf=np.inf)
-        model = np.log(base) - np.log(np.maximum(lower, 0.0))
-        moved = base * np.exp(-np.hypot(np.nan_to_num(model, nan=0.0), task))
-        new_lower = np.where(base > 0, np.minimum(moved, lower), lower)
-        # the upper end on log(1 - M), written through log1p / expm1 so that an end a
-        # hair above a tiny M (Pass^k at large k) keeps its distance from M
-        comp = 1.0 - base
-        sigma2 = np.log1p(var_tasks / comp ** 2)
-        task = np.nan_to_num(0.5 * sigma2 + z_crit * np.sqrt(sigma2), posinf=np.inf)
-        model = np.log1p(-base) - np.log1p(-np.minimum(upper, 1.0))
-        step = -np.expm1(-np.hypot(np.nan_to_num(model, nan=0.0), task))
-        new_upper = np.where(comp > 0, np.maximum(base + comp * step, upper), upper)
-    return np.clip(new_lower, 0.0, base), np.clip(new_upper, base, 1.0)
 
 
 def _profile_coordinates(blocks, params: np.ndarray, box: np.ndarray):

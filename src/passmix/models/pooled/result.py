@@ -5,26 +5,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
-from ..._defaults import METRICS, SUMMARY_K
-from ..._validation import check_interval_method, check_k, check_level, check_metric
+from ..._defaults import SUMMARY_K
+from ..._validation import check_interval_method, check_k, check_metric
 from ...inference.optimize import at_bound, covariance_from_information
-from ...inference.delta import ConfidenceInterval
 from ..._special import betabinom_logpmf
 from ...metrics import evaluate_logit, evaluate_metric
 from ...data.counts import Counts
 from ...data.panel import Panel
-from ...inference.profile import repair_across_metrics
+from ...inference.units import Unit, UnitsResult
 from ._graph import _layout_loglik
 from ._layout import _Layout, coordinate_blocks, _box, _system_parts, panel_layout, split_blocks
 from ._likelihood import (PooledDerivatives, _log_grid_weights, _lse, _pooled_derivatives,
                           beta_shapes, task_grid_loglik)
 from ._support import PROFILE_CELLS, _unidentified
-from ._intervals import SystemIntervals
+from ._intervals import PooledIntervals
 from ._differences import PairedDifferences
 
 
@@ -33,8 +32,9 @@ __all__ = ["PROFILE_CELLS", "PooledFit", "PooledSystem", "heldout_loglik"]
 
 # -- results ------------------------------------------------------------------------
 @dataclass(frozen=True, repr=False)
-class PooledFit(SystemIntervals, PairedDifferences):
-    """A fitted pooled model (:func:`fit_pooled`).
+class PooledFit(PooledIntervals, PairedDifferences, UnitsResult):
+    """A fitted pooled model (:func:`fit_pooled`): a
+    :class:`~passmix.inference.units.UnitsResult` whose units are the systems.
 
     Attributes
     ----------
@@ -93,6 +93,8 @@ class PooledFit(SystemIntervals, PairedDifferences):
     concentration: str = "system"
     robust: bool = True
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
+    #: The model's name, as its posterior draws record it (``passmix_model``).
+    model_kind: ClassVar[str] = "pooled"
 
     @classmethod
     def from_parameters(cls, panel: Panel, family: str, grid, params, *,
@@ -127,6 +129,15 @@ class PooledFit(SystemIntervals, PairedDifferences):
     def systems(self) -> np.ndarray:
         """System labels, in the order of :attr:`abilities`."""
         return self.panel.systems
+
+    @property
+    def units(self) -> np.ndarray:
+        """The :class:`~passmix.inference.units.UnitsResult` units: :attr:`systems`."""
+        return self.panel.systems
+
+    def unit_position(self, label) -> int:
+        """The position of the system labelled `label`."""
+        return self.panel.index(label)
 
     @property
     def slopes(self) -> np.ndarray:
@@ -295,8 +306,9 @@ class PooledFit(SystemIntervals, PairedDifferences):
                             columns=pd.Index(k_arr, name="k"))
 
     def system(self, system) -> PooledSystem:
-        """One system's result, with the :class:`~passmix.estimators.base.FittedResult` interface."""
-        return PooledSystem(self, self.panel.index(system))
+        """One system's result, with the :class:`~passmix.estimators.base.FittedResult` interface
+        (:meth:`unit`)."""
+        return self.unit(system)
 
     # -- uncertainty ------------------------------------------------------------------
     def derivatives(self, z: np.ndarray | None = None) -> PooledDerivatives:
@@ -398,32 +410,15 @@ class PooledFit(SystemIntervals, PairedDifferences):
             One row per system, metric and horizon: ``system, metric, k,
             estimate, se, lower, upper``.
         """
-        return self._summary(k, level, check_interval_method(method, optional=True), range(self.layout.n_systems))
+        return self.units_summary(k, level, check_interval_method(method, optional=True),
+                                  range(self.layout.n_systems))
 
-    def _method_for(self, i: int, method: str | None) -> str:
-        """The interval method system i gets when `method` is asked (None: the default)."""
-        if method is not None:
-            return method
+    def default_method(self, i: int) -> str:
+        """The interval method system i gets by default: profile on panels of at most
+        :data:`PROFILE_CELLS` cells and for a system whose ability is on its bound, else
+        delta (see :meth:`summary`)."""
         small = self.layout.n_systems * self.layout.n_tasks <= PROFILE_CELLS
         return "profile" if small or self.systems[i] in self.on_bound else "delta"
-
-    def _summary(self, k, level: float, method: str | None, rows) -> pd.DataFrame:
-        k_arr, _ = check_k(k)
-        level = check_level(level)
-        frames = []
-        for i in rows:
-            label = self.systems[i]
-            if self._method_for(i, method) == "profile":
-                tables = {m: self.profile(m, k_arr, level, system=label) for m in METRICS}
-                ends = repair_across_metrics({m: (k_arr, t["estimate"].to_numpy(),
-                                                  t["lower"].to_numpy(), t["upper"].to_numpy())
-                                              for m, t in tables.items()})
-                for m, t in tables.items():
-                    t["lower"], t["upper"] = ends[m]
-            else:
-                tables = {m: self.delta(m, k_arr, level, system=label) for m in METRICS}
-            frames += list(tables.values())
-        return pd.concat(frames, ignore_index=True)
 
     @property
     def on_bound(self) -> list:
@@ -545,49 +540,18 @@ class PooledFit(SystemIntervals, PairedDifferences):
                 f"loglik={self.loglik:.3f}, BIC={self.bic:.3f}, {status})")
 
 
-@dataclass(frozen=True)
-class PooledSystem:
-    """One system of a :class:`PooledFit`, as a :class:`~passmix.estimators.base.FittedResult`."""
+class PooledSystem(Unit):
+    """One system of a :class:`PooledFit` (a :class:`~passmix.inference.units.Unit`), as a
+    :class:`~passmix.estimators.base.FittedResult`: its metric is averaged over each
+    task's posterior; ``interval`` and ``summary`` take the method
+    :meth:`PooledFit.summary` would give it by default."""
 
     fit: PooledFit
-    index: int
-    #: The interval methods it has; the first is the default.
-    interval_methods = ("profile", "delta")
-
-    @property
-    def name(self):
-        """The system's label."""
-        return self.fit.systems[self.index]
 
     @property
     def counts(self) -> Counts:
         """The system's counts over the panel's tasks (m = 0 where it did not run one)."""
         return self.fit.panel.counts(self.name)
-
-    def metric(self, metric: str, k):
-        """The metric at horizon(s) `k`, averaged over each task's posterior."""
-        metric = check_metric(metric)
-        k_arr, scalar = check_k(k)
-        out = evaluate_metric(metric, *self.fit._system_mixture(self.index), k_arr)
-        return float(out[0]) if scalar else out
-
-    def interval(self, metric: str, k, level: float = 0.95, *, method: str | None = None
-                 ) -> ConfidenceInterval:
-        """Interval at horizon(s) `k`: profile likelihood or delta method (default: as
-        :meth:`PooledFit.summary` chooses)."""
-        method = self.fit._method_for(self.index, check_interval_method(method, optional=True))
-        find = self.fit.profile if method == "profile" else self.fit.delta
-        table = find(metric, k, level, system=self.name)
-        lower, upper = table["lower"].to_numpy(), table["upper"].to_numpy()
-        if np.ndim(k) == 0:
-            return ConfidenceInterval(float(lower[0]), float(upper[0]))
-        return ConfidenceInterval(lower, upper)
-
-    def summary(self, k=SUMMARY_K, level: float = 0.95, *, method: str | None = None
-                ) -> pd.DataFrame:
-        """Metric, k, estimate, se, lower, upper for this system (see :meth:`PooledFit.summary`)."""
-        return self.fit._summary(k, level, check_interval_method(method, optional=True),
-                                 [self.index]).drop(columns="system")
 
     def status(self) -> str:
         """One line on convergence and on this system's ability sitting on its bound.
@@ -618,6 +582,9 @@ class PooledSystem:
         if self.fit.slope:
             out["slope"] = float(self.fit.slopes[self.index])
         return out
+
+
+PooledFit.unit_class = PooledSystem
 
 
 def heldout_loglik(fit: PooledFit, panel) -> float:
