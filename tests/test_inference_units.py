@@ -43,13 +43,13 @@ class _TwoMixtures(UnitsResult):
     def loglik(self):
         return sum(f.loglik for f in self.fits)
 
-    def _blocks(self):
+    def blocks(self):
         edges = np.cumsum([0] + [f.params.size for f in self.fits])
         return [slice(a, b) for a, b in zip(edges[:-1], edges[1:])]
 
     def covariance_matrix(self, robust: bool = False):
         cov = np.zeros((self.params.size,) * 2)
-        for f, s in zip(self.fits, self._blocks()):
+        for f, s in zip(self.fits, self.blocks()):
             cov[s, s] = f.covariance
         return cov
 
@@ -64,7 +64,7 @@ class _TwoMixtures(UnitsResult):
         for n, i in enumerate(rows):
             logit, _, _ = self.fits[i].metric_functions(metric)
             for c, k in enumerate(k_arr):
-                logits[n, c], grads[self._blocks()[i], n, c] = logit(self.fits[i].params, k)
+                logits[n, c], grads[self.blocks()[i], n, c] = logit(self.fits[i].params, k)
         return grads, logits
 
     def region_ends(self, metric, k_arr, level, i, scale, warm=None):
