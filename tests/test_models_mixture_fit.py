@@ -108,16 +108,21 @@ class TestBIC:
         assert list(table["n_components"]) == [1, 2, 3, 4]
         assert table.loc[table["selected"], "n_components"].item() == 2
         n_obs = bimodal_fit.n_observed
-        assert np.allclose(table["bic"], -2 * table["loglik"] + table["n_params"] * np.log(n_obs))
+        fitted = table[table["fitted"]]
+        assert np.allclose(fitted["bic"], -2 * fitted["loglik"] + fitted["n_params"] * np.log(n_obs))
+        # an H left unfitted could not have won, even at the best any mixture reaches
+        skipped = table[~table["fitted"]]
+        assert skipped["bic"].isna().all()
+        assert (skipped["bic_bound"] > bimodal_fit.bic).all()
 
     @pytest.mark.parametrize("seed", [0, 1])
     def test_picks_one_on_single_beta(self, seed):
         counts = simulate_mixture(np.random.default_rng(seed), 3600, 40, [1.0], [2.0], [5.0])
         assert passmix.fit(counts, seed=seed).n_components == 1
 
-    def test_loglik_non_decreasing_in_h(self, bimodal_fit):
-        ll = bimodal_fit.bic_table["loglik"].to_numpy()
-        assert np.all(np.diff(ll) > -1e-3)
+    def test_loglik_non_decreasing_in_h(self, bimodal_counts):
+        ll = passmix.fit(bimodal_counts, seed=0, skip_hopeless=False).bic_table["loglik"]
+        assert ll.notna().all() and np.all(np.diff(ll.to_numpy()) > -1e-3)
 
     def test_identifiability_column(self):
         counts = simulate_mixture(np.random.default_rng(0), 100, 5, [1.0], [2.0], [3.0])

@@ -234,8 +234,10 @@ def _estimate_unit(sub: Counts, unit: _Unit, m: int) -> dict[str, Any]:
                     "n_components": result.n_components, "converged": bool(result.converged),
                     "on_bound": ", ".join(result.on_bound), "loglik": float(result.loglik),
                     "bic": float(result.bic),
+                    # the H fitted (an H that could not win on BIC is skipped)
                     "bic_by_h": json.dumps({int(h): float(b) for h, b in
-                                            zip(table["n_components"], table["bic"])}),
+                                            zip(table["n_components"], table["bic"])
+                                            if np.isfinite(b)}),
                 })
     if failures:
         info["error"] = " | ".join(failures)

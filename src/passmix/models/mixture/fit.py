@@ -44,6 +44,7 @@ from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, is_stationary, 
 from ...inference.delta import DeltaMethodResult, wald_edge_excess
 from ...inference.results import LikelihoodResult, unsupported_message
 from ...metrics import evaluate_logit, evaluate_logit_value, evaluate_metric
+from .bound import mixture_loglik_bound
 from .delta import delta_method, metric_logit_gradient
 from .graph import get_objective
 from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_blocks, coordinate_names,
@@ -96,7 +97,12 @@ class MixtureFit(LikelihoodResult):
     bic : float
         BIC of the chosen H.
     bic_table : pandas.DataFrame
-        One row per H tried: loglik, n_params, bic, converged, on_bound, ...
+        One row per H considered: loglik, n_params, bic, converged, on_bound,
+        ..., and ``fitted``: False for an H not fitted because no mixture's
+        log-likelihood (:func:`~passmix.models.mixture.bound.mixture_loglik_bound`)
+        could give it a BIC below one already found (its loglik and bic are
+        NaN; ``bic_bound`` is the lowest BIC any H could have, NaN where the
+        bound was not needed).
     params : numpy.ndarray
         Optimum in the unconstrained coordinates (:mod:`passmix.models.mixture.graph`).
     covariance : numpy.ndarray
@@ -402,7 +408,7 @@ def _warn_degenerate(counts: Counts, y, m, weight) -> None:
 
 def fit(counts, *, max_components: int = 4, n_components: int | None = None,
         n_init: int = 10, seed=None, optimizer: str = "lbfgsb",
-        zero_inflated: bool | str = False):
+        zero_inflated: bool | str = False, skip_hopeless: bool = True):
     """Fit a Beta mixture to per-task success counts by marginal maximum likelihood.
 
     Parameters
@@ -434,6 +440,14 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
         :class:`~passmix.models.zero_inflated.ZeroInflatedFit`
         (:mod:`passmix.models.zero_inflated`). ``"auto"``: fit both and
         return the one of lower BIC (a tie goes to the plain mixture).
+    skip_hopeless : bool, default True
+        Do not fit an H whose BIC could not beat the best found so far even
+        at the largest log-likelihood any mixture can reach on these data
+        (:func:`~passmix.models.mixture.bound.mixture_loglik_bound`, less a
+        nat of slack): the chosen fit is the same, found sooner (often H = 1
+        alone on a few dozen tasks). ``False`` fits every H, for a BIC table
+        with every row filled. The zero-inflated model fits every H (its
+        starts are the plain mixture's optima).
 
     Returns
     -------
@@ -451,8 +465,8 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
     The likelihood depends on the data only through the distinct ``(y, m)``
     pairs, so the cost does not grow with the number of tasks. With ``m``
     trials per task only the first ``m`` moments of the mixing distribution
-    are identified (``3H - 1 <= m``); the BIC table marks which H satisfy this.
-    BIC ties (within a relative 1e-6) go to the smaller H; with one observed
+    are identified (``3H - 1 <= m``); the BIC table marks which H satisfy this,
+    and which were not fitted (``skip_hopeless``). BIC ties (within a relative 1e-6) go to the smaller H; with one observed
     task only H = 1 is fitted.
 
     Examples
@@ -496,7 +510,9 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
     # tiny problems: BLAS threads only contend with each other (and with other
     # fits running in parallel), so pin them to one for the whole fit
     with threadpool_limits(1, user_api="blas"):
-        plain = _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer)
+        # the zero-inflated fit starts from the plain mixture's optimum at every H
+        skip = bool(skip_hopeless) and zero_inflated is False
+        plain = _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer, skip)
         if zero_inflated is False:
             return plain
         from ..zero_inflated.fit import fit_zero_inflated  # its graph compiles on first use
@@ -566,14 +582,32 @@ def _blocks_of(z, h: int) -> list:
     return out
 
 
-def _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer) -> MixtureFit:
+def _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer,
+         skip_hopeless: bool = False) -> MixtureFit:
     rng = np.random.default_rng(seed)
     rates, cum = _shrunk_rates(y, m, weight.astype(float))
     n_obs = counts.n_observed
     candidates: dict[int, CandidateFit] = {}
     previous = None
+    lowest = None  # the lowest BIC each H could have, once one H is fitted
+    best_bic = np.inf
     # a fixed H is fitted after its smaller Hs only when those feed its split start
     for h in range(min(candidates_h), max(candidates_h) + 1):
+        if skip_hopeless and len(candidates_h) > 1 and candidates:
+            if lowest is None:
+                # from the best log-likelihood any mixture reaches (a nat of slack for
+                # the bound's rounding); the bound's search stops once even the largest
+                # H is out of reach of a skip
+                log_n = np.log(n_obs)
+                reach = (n_free_parameters(max(candidates_h)) * log_n - best_bic) / 2.0 - 1.0
+                first = candidates[min(candidates)]
+                top = mixture_loglik_bound(y, m, weight, target=reach,
+                                           start=unpack(first.params, first.n_components)) + 1.0
+                lowest = {c: -2.0 * top + n_free_parameters(c) * log_n for c in candidates_h}
+            if lowest[h] > best_bic + 1e-6 * (1 + abs(best_bic)):
+                # not even the best mixture could give this H (or any larger: the
+                # bound grows with H) a BIC within the tie tolerance of one fitted
+                break
         box = bounds(h)
         starts = [_random_start(rng, h, rates, cum, box) for _ in range(n_init)]
         if previous is not None and previous.n_components == h - 1:
@@ -591,17 +625,25 @@ def _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer) -> Mixture
             message=best.message, n_iter=best.n_iter,
             on_bound=tuple(n for n, flag in zip(names, best.on_bound) if flag),
             n_starts=best.n_starts, local_optima=best.local_optima)
+        best_bic = min(best_bic, -2.0 * best.loglik + n_free_parameters(h) * np.log(n_obs))
 
     rows = []
-    for h, cand in candidates.items():
+    for h in candidates_h:
         k_par = n_free_parameters(h)
-        rows.append({
-            "n_components": h, "n_params": k_par, "loglik": cand.loglik,
-            "bic": -2.0 * cand.loglik + k_par * np.log(n_obs),
-            "identifiable": k_par <= int(m.max()), "converged": cand.converged,
-            "on_bound": ", ".join(cand.on_bound), "n_iter": cand.n_iter,
-        })
+        cand = candidates.get(h)
+        row = {"n_components": h, "n_params": k_par, "loglik": np.nan, "bic": np.nan,
+               "identifiable": k_par <= int(m.max()), "converged": False, "on_bound": "",
+               "n_iter": 0}
+        if cand is not None:
+            row.update(loglik=cand.loglik, bic=-2.0 * cand.loglik + k_par * np.log(n_obs),
+                       converged=cand.converged, on_bound=", ".join(cand.on_bound),
+                       n_iter=cand.n_iter)
+        rows.append(row)
     table = pd.DataFrame(rows)
+    if lowest is not None:
+        table["fitted"] = table["n_components"].isin(list(candidates))
+        # NaN where the bound was not worked out (no H could have been skipped)
+        table["bic_bound"] = table["n_components"].map(lowest).replace(-np.inf, np.nan)
     best_h = select_by_bic(table)
     table["selected"] = table["n_components"] == best_h
     chosen = candidates[best_h]

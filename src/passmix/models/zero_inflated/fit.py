@@ -226,7 +226,20 @@ def fit_zero_inflated(plain, *, n_init: int = 10, seed=0) -> ZeroInflatedFit:
     Called by :func:`passmix.fit` with ``zero_inflated=True`` (or ``"auto"``);
     `plain` is the plain :class:`~passmix.MixtureFit` of the same counts,
     whose optimum at each H it tried starts the search at that H.
+
+    Raises
+    ------
+    ValueError
+        If `plain` left some H unfitted (``passmix.fit(...,
+        skip_hopeless=True)``, the default): fit it with
+        ``skip_hopeless=False``.
     """
+    table = plain.bic_table
+    if "fitted" in table and not table["fitted"].all():
+        missing = ", ".join(str(h) for h in table.loc[~table["fitted"], "n_components"])
+        raise ValueError(f"the plain fit has no optimum at H = {missing} (skipped as unable to "
+                         "win on BIC); the zero-inflated fit starts from each H's, so fit the "
+                         "plain mixture with skip_hopeless=False.")
     counts = plain.counts
     y, m, weight = counts.pairs()
     rng = np.random.default_rng(0 if seed is None else seed)  # an int, or the fit's Generator
