@@ -302,10 +302,12 @@ class MixtureFit(LikelihoodResult):
                 logistic=np.ones(n_free_parameters(h), dtype=bool),
                 moves=(lambda z, h=h: _component_moves(z, h)) if h > 1 else None)
             if h == 1:
-                # two coordinates: the region is one piece around the estimate,
-                # curved at most; fewer starts find its ends (checked on a grid)
+                # two coordinates: the region is one piece around the estimate, curved
+                # at most, so the most extreme start polished finds its ends (checked on
+                # a grid; on 50 data sets, edge cases among them, the same ends to 2e-7
+                # as four starts screened, at a quarter of the cost)
                 region = self._cache[key]
-                region.n_starts, region.n_far, region.n_polish = 2, 2, 1
+                region.n_starts, region.n_far, region.n_polish = 1, 0, 1
         region = self._cache[key]
         region.objective = objective
         return region
