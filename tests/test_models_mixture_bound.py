@@ -40,6 +40,9 @@ def _data_sets():
         "no success": passmix.Counts([0] * 12, [6] * 12),
         "no failure": passmix.Counts([9, 9, 9, 9], [9] * 4),
         "large m": simulate_mixture(rng, 25, 2000, [1.0], [20.0], [30.0]),
+        # rates ~1e-4 of m = 10,000 trials: each pmf is ~1e-4 wide, near theta = 0
+        "rare successes": simulate_mixture(rng, 30, 10_000, [0.7, 0.3], [0.8, 3.0],
+                                           [8000.0, 3000.0]),
     }
 
 
@@ -55,7 +58,7 @@ def test_the_bound_is_above_the_nonparametric_maximum_and_close_to_it(name):
 
 
 @pytest.mark.parametrize("name", ["beta J=40 m=10", "bimodal J=300 m=8", "uneven m",
-                                  "no success"])
+                                  "no success", "rare successes"])
 def test_the_bound_is_above_every_mixture_fit(name):
     counts = _data_sets()[name]
     y, m, w = counts.pairs()

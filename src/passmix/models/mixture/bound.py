@@ -76,9 +76,12 @@ def mixture_loglik_bound(y, m, weight=None, *, target: float | None = None,
     y, m, w = y[keep], m[keep], w[keep]
     if y.size == 0:
         return 0.0
-    # a grid fine enough that the sharpest pmf (width ~ 1 / sqrt(m)) spans many points
-    n_grid = int(np.clip(40 * np.sqrt(m.max()), 2001, 20001))
-    grid = np.linspace(0.0, 1.0, n_grid)
+    # an arcsine grid, theta = sin^2(phi) with phi evenly spaced: its spacing grows as
+    # sqrt(theta (1 - theta)), as a binomial's width does, so every pmf spans about
+    # n / (pi sqrt(m)) points (at least 5), near 0 and 1 too (where it is ~1 / m wide)
+    n_grid = int(np.clip(16 * np.sqrt(m.max()), 2001, 20001))
+    grid = np.sin(np.linspace(0.0, np.pi / 2, n_grid)) ** 2
+    grid[-1] = 1.0
     f = _binomial_pmf(y, m, grid)                                     # (pairs, grid)
     g = np.full(n_grid, 1.0 / n_grid)
     if start is not None:
