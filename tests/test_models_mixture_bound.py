@@ -20,9 +20,10 @@ from conftest import simulate_mixture
 from passmix.models.mixture.bound import mixture_loglik_bound
 
 
-def _npmle_loglik(y, m, w, n_grid=20001, n_iter=5000):
-    """The nonparametric maximum by plain EM on a fine grid: a lower bound on the sup."""
-    grid = np.linspace(0, 1, n_grid)
+def _npmle_loglik(y, m, w, n_grid=4001, n_iter=1500):
+    """The nonparametric maximum by plain EM on a grid twice as fine as the bound's, uniform
+    in arcsine (as fine near 0 and 1 as a binomial's width): a lower bound on the sup."""
+    grid = np.sin(np.linspace(0, np.pi / 2, n_grid)) ** 2
     f = binom.pmf(y[:, None], m[:, None], grid[None, :])
     g = np.full(n_grid, 1.0 / n_grid)
     for _ in range(n_iter):
