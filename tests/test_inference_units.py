@@ -118,7 +118,8 @@ class TestGenericUnits:
         from passmix.inference import with_metric_spread
         base = np.array([0.2, 0.7])
         lower, upper = with_metric_spread(base, base - 0.1, base + 0.1, np.zeros(2), 1.96)
-        assert_allclose(lower, base - 0.1) and assert_allclose(upper, base + 0.1)
+        assert_allclose(lower, base - 0.1)
+        assert_allclose(upper, base + 0.1)
 
 
 @pytest.fixture(scope="module")
