@@ -43,12 +43,12 @@ from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, is_stationary, 
                                    observed_covariance, select_by_bic)
 from ...inference.delta import DeltaMethodResult, wald_edge_excess
 from ...inference.results import LikelihoodResult, unsupported_message
-from ...metrics import evaluate_logit, evaluate_logit_value, evaluate_metric
+from ...metrics import evaluate_logit_value, evaluate_metric
 from .bound import mixture_loglik_bound
 from .delta import delta_method, metric_logit_gradient
 from .graph import get_objective
 from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_blocks, coordinate_names,
-                         n_free_parameters, pack, split_coordinates, unpack, unpack_jacobian)
+                         n_free_parameters, pack, split_coordinates, unpack)
 from ...inference.profile import LikelihoodRegion, region_drop
 from ._starts import (_Neighbours, _component_moves, _probes, _random_start, _relabelled,
                       _shrunk_rates, _split_start)
@@ -372,13 +372,14 @@ def _metric_of_coordinates(metric: str, n_components: int):
     Returns ``logit(z, k) -> (logit M, gradient in z)``, ``value(z, k) -> M``
     and ``batch(Z, k) -> logit M`` at each row of Z.
     """
+    # compiled: the search evaluates it some hundreds of times per end, where the numpy
+    # path (evaluate_logit through unpack_jacobian) is a hundred calls on tiny arrays
+    from ..._logit_kernel import mixture_logit
+
     h = n_components
 
     def logit(z, k):
-        mixture = unpack(z, h)
-        u, (d_w, d_a, d_b) = evaluate_logit(metric, *mixture, np.array([k]))
-        grad = np.concatenate([d_w[0], d_a[0], d_b[0]]) @ unpack_jacobian(z, h, mixture)
-        return float(u[0]), grad
+        return mixture_logit(metric, z, h, k)
 
     def value(z, k):
         return float(evaluate_metric(metric, *unpack(z, h), np.array([k]))[0])
