@@ -134,10 +134,10 @@ def _restore(logp: Callable, x: np.ndarray, threshold: float, box: np.ndarray,
 _SEEN = 512
 
 
-def _frozen(value, grad: np.ndarray) -> tuple[float, np.ndarray]:
+def _frozen(value, grad: np.ndarray, copy: bool = True) -> tuple[float, np.ndarray]:
     """``(value, grad)`` with `grad` read-only: it is handed out again, so no caller may
-    change it."""
-    grad = np.array(grad, dtype=float)
+    change it (copied first unless the caller owns it: ``copy=False``)."""
+    grad = np.array(grad, dtype=float) if copy else grad
     grad.flags.writeable = False
     return value, grad
 
@@ -168,11 +168,18 @@ class _SearchCoordinates:
         self.held = np.asarray(held, dtype=bool)
         self.box = np.array(box, dtype=float)
         self.box[self.held] = expit(self.box[self.held])
+        # every coordinate or none transformed (the common cases) without indexing: the
+        # searches call these on every evaluation
+        self._all = bool(self.held.all())
+        self._none = not self.held.any()
 
     def to_z(self, x):
+        if self._all:
+            return np.log(x) - np.log1p(-x)
         z = np.array(x, dtype=float)
-        h = x[self.held]
-        z[self.held] = np.log(h) - np.log1p(-h)
+        if not self._none:
+            h = x[self.held]
+            z[self.held] = np.log(h) - np.log1p(-h)
         return z
 
     def from_z(self, z):
@@ -181,10 +188,19 @@ class _SearchCoordinates:
         return x
 
     def dz_dx(self, x):
+        if self._all:
+            return 1.0 / (x * (1.0 - x))
         out = np.ones(len(x))
-        h = x[self.held]
-        out[self.held] = 1.0 / (h * (1.0 - h))
+        if not self._none:
+            h = x[self.held]
+            out[self.held] = 1.0 / (h * (1.0 - h))
         return out
+
+    def gradient_in_x(self, grad, x) -> np.ndarray:
+        """A gradient in z carried to x, as a new array (never the caller's buffer)."""
+        if self._none:
+            return np.array(grad, dtype=float)
+        return np.asarray(grad, dtype=float) * self.dz_dx(x)
 
 
 def _boundary_point(logp, x_from, direction, threshold, box, rel_tol: float = 1e-6,

@@ -274,7 +274,8 @@ class LikelihoodRegion:
         key = x.tobytes()
         if key not in self._logp_seen:
             value, grad = self.objective.logp_dlogp(self.search.to_z(x))
-            self._logp_seen[key] = _frozen(value, grad * self.search.dz_dx(x))
+            grad = self.search.gradient_in_x(grad, x)
+            self._logp_seen[key] = _frozen(value, grad, copy=False)
         return self._logp_seen[key]
 
     def _distinct(self, x: np.ndarray, others, apart: float = 1e-3) -> bool:
@@ -636,7 +637,7 @@ class LikelihoodRegion:
                 key = x.tobytes()
                 if key not in seen:
                     u, grad = func_logit(self.search.to_z(x), t)
-                    seen[key] = _frozen(u, grad * self.search.dz_dx(x))
+                    seen[key] = _frozen(u, self.search.gradient_in_x(grad, x), copy=False)
                 return seen[key]
 
             batch = None
