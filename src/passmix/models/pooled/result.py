@@ -10,11 +10,12 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from ..._cache import BoundedMemo
 from ..._defaults import SUMMARY_K
 from ..._validation import check_interval_method, check_k, check_metric
 from ...inference.optimize import at_bound, covariance_from_information
 from ..._special import betabinom_logpmf
-from ...metrics import evaluate_logit, evaluate_metric
+from ...metrics import evaluate_logit, evaluate_logit_value, evaluate_metric
 from ...data.counts import Counts
 from ...data.panel import Panel
 from ...inference.units import Unit, UnitsResult
@@ -164,12 +165,23 @@ class PooledFit(PooledIntervals, PairedDifferences, UnitsResult):
         return np.exp(joint - _lse(joint, axis=1, keepdims=True))
 
     def _posterior(self, z: np.ndarray | None) -> np.ndarray:
-        """The task posterior at `z`, kept for the optimum (every metric call needs it)."""
-        if z is not None:
-            return self.task_posterior(z)
-        if "posterior" not in self._cache:
-            self._cache["posterior"] = self.task_posterior()
-        return self._cache["posterior"]
+        """The task posterior at `z`, kept for the optimum (every metric call needs it) and
+        for the points a profile search ranks its starts at, for every end in turn."""
+        if z is None:
+            if "posterior" not in self._cache:
+                self._cache["posterior"] = self.task_posterior()
+            return self._cache["posterior"]
+        memo = self._cache.get("posteriors")
+        key = np.asarray(z, dtype=float).tobytes()
+        if memo is not None and key in memo:
+            return memo[key]
+        r = self.task_posterior(z)
+        if memo is None:
+            # at most ~50 MB of them: a panel of 40,000 tasks keeps a few
+            memo = self._cache["posteriors"] = BoundedMemo(max(1, min(256, int(5e7 // r.nbytes))))
+        r.flags.writeable = False
+        memo[key] = r
+        return r
 
     def _pairs(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         """System i's distinct (successes, trials) and the (pairs x tasks) 0/1 membership."""
@@ -249,6 +261,11 @@ class PooledFit(PooledIntervals, PairedDifferences, UnitsResult):
         """(I, K) logits of the metric at coordinates `z` (as :meth:`metric_values`), exact
         where it underflows or rounds to 1."""
         return self._per_system(evaluate_logit, metric, k_arr, z, rows, tasks)
+
+    def metric_logit_values(self, metric: str, k_arr: np.ndarray, z: np.ndarray | None = None,
+                            rows=None, tasks: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`metric_logits` without their gradients (to rank a search's starts)."""
+        return self._per_system(evaluate_logit_value, metric, k_arr, z, rows, tasks)
 
     def metric(self, metric: str, k):
         """A metric of every system at horizon(s) `k`, as every result's ``metric`` gives it.
