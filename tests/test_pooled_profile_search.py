@@ -50,14 +50,14 @@ def test_ends_reach_a_many_start_search(subsample, monkeypatch):
 
         build = PooledFit._region
 
-        def thorough(self, objective, level, scale=1.0):
-            region = build(self, objective, level, scale)
+        def many_starts(self, objective, level, scale=1.0, thorough=False):
+            region = build(self, objective, level, scale, thorough)
             region.n_starts, region.max_starts, region.n_far, region.n_polish = 8, 12, 4, 4
             region.max_restarts, region.polish_options = 12, {"maxiter": 200, "ftol": 1e-8}
             region.use_spread = True
             return region
 
-        monkeypatch.setattr(PooledFit, "_region", thorough)
+        monkeypatch.setattr(PooledFit, "_region", many_starts)
         fit = passmix.fit_pooled(subsample, seed=stream(SEED, 0, 2, M))
         many = fit.profile("pass@k", k)
     assert (default[["system", "k"]].to_numpy() == many[["system", "k"]].to_numpy()).all()

@@ -212,8 +212,9 @@ class PairedDifferences:
         def batch(zs, t):
             return np.array([value(z, t) for z in zs])
 
-        lower, upper, ends = self.region_extremes(difference, value, np.array([k]), level,
-                                                  scale, warm, batch)
+        lower, upper, ends = self.region_extremes(
+            difference, value, np.array([k]), level, scale, warm, batch,
+            thorough=bool(self.extrapolating(np.array([k]))[0]))
         return float(lower[0]), float(upper[0]), ends
 
     def metric_covariance(self, metric: str, k: int, *, tasks=None

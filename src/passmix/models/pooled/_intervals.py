@@ -44,24 +44,55 @@ class PooledIntervals:
             return np.array([self.metric_logit_values(metric, np.array([t]), z, rows=[i])[0, 0]
                              for z in zs])
 
-        return self.region_extremes(logit, value, k_arr, level, scale, warm, batch)
+        # the horizons within the trials first, then those beyond, searched further (see
+        # extrapolating), each group started from the other's ends below it
+        k_arr = np.asarray(k_arr)
+        lower, upper = np.empty(k_arr.size), np.empty(k_arr.size)
+        beyond = self.extrapolating(k_arr)
+        for part, thorough in ((~beyond, False), (beyond, True)):
+            if part.any():
+                lower[part], upper[part], warm = self.region_extremes(
+                    logit, value, k_arr[part], level, scale, warm, batch, thorough)
+        return lower, upper, warm
+
+    def extrapolating(self, k_arr: np.ndarray) -> np.ndarray:
+        """Which horizons a profile search searches further: beyond the panel's most trials
+        of a task, on a panel whose intervals are profiles by default.
+
+        Within the trials the data pin a metric down nearly free of the
+        model, and its region's edge is close to the quadratic one; beyond
+        them it rests on the tails of the task distribution, where the edge
+        is curved and has several local extremes. On MATH m = 10 (seeds 9
+        and 10 of the coverage study), lower ends at k = 100 from one start
+        stopped up to 0.05 short of a 12-start search's, and ends at k <= 10
+        moved by at most 3e-4.
+        """
+        profiled = self.layout.n_systems * self.layout.n_tasks <= PROFILE_CELLS
+        return profiled & (np.asarray(k_arr) > self.panel.trials.max())
 
     def region_extremes(self, func, func_value, points, level: float = 0.95,
-                        scale: float = 1.0, warm: dict | None = None, batch=None):
+                        scale: float = 1.0, warm: dict | None = None, batch=None,
+                        thorough: bool | None = None):
         """Smallest and largest value of any function of the coordinates over the likelihood
         region whose drop is `scale` times ``chi2(1).ppf(level) / 2``, at each of `points`.
 
         ``func(z, t, pieces) -> (f or logit f, gradient in z)`` at one point t,
         `pieces` the derivative pieces at z (:meth:`derivatives`, shared with the
         search's log-likelihood); ``func_value(z, t) -> f``; ``batch(zs, t)``
-        the first at many points (optional). Returns ``(lower, upper,
+        the first at many points (optional). With `thorough` the searches
+        also start from the region's spread and from two of its points
+        farthest from the other starts (by default: on panels of at most
+        :data:`PROFILE_CELLS` cells; a metric's searches ask for it beyond
+        the trials, :meth:`extrapolating`). Returns ``(lower, upper,
         end_points)``, the last the warm starts of a next search (see
         :meth:`~passmix.inference.profile.LikelihoodRegion.extremes`).
         """
+        if thorough is None:
+            thorough = self.layout.n_systems * self.layout.n_tasks <= PROFILE_CELLS
         # the search's log-likelihood and the function's gradient share their pieces
         # (the task posterior and its derivative tables) at each point
         shared = _SharedPieces(self)
-        region = self._region(shared, level, scale)
+        region = self._region(shared, level, scale, thorough)
         sliced = region.objective
 
         def in_x(x, t):
@@ -79,8 +110,8 @@ class PooledIntervals:
         lower, upper, _ = region.extremes(in_x, value, np.asarray(points), batch_x, warm)
         return lower, upper, region.end_points
 
-    def _region(self, objective: _SharedPieces, level: float, scale: float = 1.0
-                ) -> LikelihoodRegion:
+    def _region(self, objective: _SharedPieces, level: float, scale: float = 1.0,
+                thorough: bool = False) -> LikelihoodRegion:
         """The likelihood region at `level` in the identified coordinates, built once.
 
         The abilities (and log-slopes, and the grid's logits) enter the
@@ -91,7 +122,7 @@ class PooledIntervals:
         direction's edge and the neighbouring horizon's ends, and on panels of
         at most :data:`SPREAD_CELLS` cells the region's spread too.
         """
-        key = ("region", level, scale)
+        key = ("region", level, scale, thorough)
         if key not in self._cache:
             blocks = self.blocks()
             box = _box(blocks)
@@ -108,16 +139,13 @@ class PooledIntervals:
             region = LikelihoodRegion(search, x_hat, self.loglik - scale * region_drop(level),
                                       P @ self.covariance_matrix() @ P.T, box_x, probes=probes,
                                       held_logistic=self.family == "grid" or self.slope)
-            profiled = self.layout.n_systems * self.layout.n_tasks <= PROFILE_CELLS
             region.n_starts, region.n_far, region.n_polish, region.max_restarts = 1, 0, 1, 4
             region.ray_tol, region.scaled = 1e-3, True
-            # few tasks leave a curved region with several local extremes on its edge. On
-            # the panels whose intervals are profiles by default the searches also start
-            # from the spread, and from the two of its points farthest from the other
-            # starts: without them a lower end at k = 100 on MATH m = 10 (7 x 128) stopped
-            # up to 0.04 short of what 12 starts found, and moved with the search's path
-            region.use_spread = profiled
-            if profiled:
+            # few tasks leave a curved region with several local extremes on its edge, and
+            # each evaluation is cheap there: small panels also start from the spread; a
+            # thorough search does everywhere, and from two of its farthest points too
+            region.use_spread = small or thorough
+            if thorough:
                 region.n_far = 2
             region.floor = _LOGIT_FLOOR
             region.polish_options = {"maxiter": 60, "ftol": 1e-8}
