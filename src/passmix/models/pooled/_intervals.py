@@ -120,7 +120,9 @@ class PooledIntervals:
         the others. The likelihood has one optimum in all the fits seen, so
         the searches start from fewer points than the mixture's: the delta
         direction's edge and the neighbouring horizon's ends, and on panels of
-        at most :data:`SPREAD_CELLS` cells the region's spread too.
+        at most :data:`SPREAD_CELLS` cells the region's spread too. A
+        `thorough` region (built apart) starts from the spread everywhere,
+        and from two of its points farthest from the other starts.
         """
         key = ("region", level, scale, thorough)
         if key not in self._cache:
