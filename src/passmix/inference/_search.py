@@ -134,10 +134,9 @@ def _restore(logp: Callable, x: np.ndarray, threshold: float, box: np.ndarray,
 _SEEN = 512
 
 
-def _frozen(value, grad: np.ndarray, copy: bool = True) -> tuple[float, np.ndarray]:
-    """``(value, grad)`` with `grad` read-only: it is handed out again, so no caller may
-    change it (copied first unless the caller owns it: ``copy=False``)."""
-    grad = np.array(grad, dtype=float) if copy else grad
+def _frozen(value, grad: np.ndarray) -> tuple[float, np.ndarray]:
+    """``(value, grad)`` with `grad` (a new array the caller hands over) made read-only: it
+    is handed out again, so no caller may change it."""
     grad.flags.writeable = False
     return value, grad
 

@@ -275,7 +275,7 @@ class LikelihoodRegion:
         if key not in self._logp_seen:
             value, grad = self.objective.logp_dlogp(self.search.to_z(x))
             grad = self.search.gradient_in_x(grad, x)
-            self._logp_seen[key] = _frozen(value, grad, copy=False)
+            self._logp_seen[key] = _frozen(value, grad)
         return self._logp_seen[key]
 
     def _distinct(self, x: np.ndarray, others, apart: float = 1e-3) -> bool:
@@ -637,7 +637,7 @@ class LikelihoodRegion:
                 key = x.tobytes()
                 if key not in seen:
                     u, grad = func_logit(self.search.to_z(x), t)
-                    seen[key] = _frozen(u, self.search.gradient_in_x(grad, x), copy=False)
+                    seen[key] = _frozen(u, self.search.gradient_in_x(grad, x))
                 return seen[key]
 
             batch = None

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 from scipy.optimize import minimize_scalar
-from scipy.special import gammaln, xlog1py, xlogy
+from scipy.special import xlog1py, xlogy
 from scipy.stats import beta as beta_dist
+
+from ..._special import log_choose
 
 __all__ = ["mixture_loglik_bound"]
 
@@ -124,6 +126,5 @@ def mixture_loglik_bound(y, m, weight=None, *, target: float | None = None,
 def _binomial_pmf(y: np.ndarray, m: np.ndarray, theta: np.ndarray) -> np.ndarray:
     """Binom(y; m, theta), shape (pairs, len(theta)): ufuncs on the outer product, exact at
     theta = 0 and 1."""
-    log_choose = gammaln(m + 1) - gammaln(y + 1) - gammaln(m - y + 1)
-    return np.exp(log_choose[:, None] + xlogy(y[:, None], theta[None, :])
+    return np.exp(log_choose(m, y)[:, None] + xlogy(y[:, None], theta[None, :])
                   + xlog1py((m - y)[:, None], -theta[None, :]))

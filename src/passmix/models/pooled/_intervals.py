@@ -67,8 +67,13 @@ class PooledIntervals:
         stopped up to 0.05 short of a 12-start search's, and ends at k <= 10
         moved by at most 3e-4.
         """
-        profiled = self.layout.n_systems * self.layout.n_tasks <= PROFILE_CELLS
-        return profiled & (np.asarray(k_arr) > self.panel.trials.max())
+        return self.profiles_by_default & (np.asarray(k_arr) > self.panel.trials.max())
+
+    @property
+    def profiles_by_default(self) -> bool:
+        """Whether the panel is small enough (at most :data:`PROFILE_CELLS` cells) for
+        every system's intervals to be profiles by default."""
+        return self.layout.n_systems * self.layout.n_tasks <= PROFILE_CELLS
 
     def region_extremes(self, func, func_value, points, level: float = 0.95,
                         scale: float = 1.0, warm: dict | None = None, batch=None,
@@ -88,7 +93,7 @@ class PooledIntervals:
         :meth:`~passmix.inference.profile.LikelihoodRegion.extremes`).
         """
         if thorough is None:
-            thorough = self.layout.n_systems * self.layout.n_tasks <= PROFILE_CELLS
+            thorough = self.profiles_by_default
         # the search's log-likelihood and the function's gradient share their pieces
         # (the task posterior and its derivative tables) at each point
         shared = _SharedPieces(self)

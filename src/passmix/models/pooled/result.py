@@ -434,8 +434,8 @@ class PooledFit(PooledIntervals, PairedDifferences, UnitsResult):
         """The interval method system i gets by default: profile on panels of at most
         :data:`PROFILE_CELLS` cells and for a system whose ability is on its bound, else
         delta (see :meth:`summary`)."""
-        small = self.layout.n_systems * self.layout.n_tasks <= PROFILE_CELLS
-        return "profile" if small or self.systems[i] in self.on_bound else "delta"
+        return ("profile" if self.profiles_by_default or self.systems[i] in self.on_bound
+                else "delta")
 
     @property
     def on_bound(self) -> list:
