@@ -11,8 +11,8 @@ from ...metrics import evaluate_logit
 from ...inference.profile import LikelihoodRegion, region_drop
 from ._layout import _box
 from ._likelihood import _WINDOW_MASS, PooledDerivatives, _eta, _pooled_derivatives, beta_shapes
-from ._support import (PROBES, PROFILE_CELLS, SPREAD_CELLS, _LOGIT_FLOOR, _Affine,
-                       _SharedPieces, _box_probes, _has_extreme_system, _profile_coordinates)
+from ._support import (PROBES, SPREAD_CELLS, _LOGIT_FLOOR, _Affine, _SharedPieces,
+                       _box_probes, _has_extreme_system, _profile_coordinates)
 
 # rows whose metric logit weighs a grid point by more than this (a tiny metric, whose
 # logit weighs its far tail by up to 1 / M) get their own, wider task windows
@@ -68,12 +68,6 @@ class PooledIntervals:
         moved by at most 3e-4.
         """
         return self.profiles_by_default & (np.asarray(k_arr) > self.panel.trials.max())
-
-    @property
-    def profiles_by_default(self) -> bool:
-        """Whether the panel is small enough (at most :data:`PROFILE_CELLS` cells) for
-        every system's intervals to be profiles by default."""
-        return self.layout.n_systems * self.layout.n_tasks <= PROFILE_CELLS
 
     def region_extremes(self, func, func_value, points, level: float = 0.95,
                         scale: float = 1.0, warm: dict | None = None, batch=None,

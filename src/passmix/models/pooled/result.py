@@ -430,6 +430,12 @@ class PooledFit(PooledIntervals, PairedDifferences, UnitsResult):
         return self.units_summary(k, level, check_interval_method(method, optional=True),
                                   range(self.layout.n_systems))
 
+    @property
+    def profiles_by_default(self) -> bool:
+        """Whether the panel is small enough (at most :data:`PROFILE_CELLS` cells) for
+        every system's intervals to be profiles by default."""
+        return self.layout.n_systems * self.layout.n_tasks <= PROFILE_CELLS
+
     def default_method(self, i: int) -> str:
         """The interval method system i gets by default: profile on panels of at most
         :data:`PROFILE_CELLS` cells and for a system whose ability is on its bound, else
