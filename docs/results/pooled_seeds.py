@@ -74,7 +74,7 @@ def run(m: int, seed: int, groups, refs, rates) -> list[dict]:
             part = table[table["system"] == key]
             rows += [{"m": m, "seed": seed, "system": key[0], "k": k,
                       "variant": f"pooled {method}", "estimate": e, "lower": lo, "upper": hi,
-                      "reference": r}
+                      "reference": r, "weak": " ".join(fit.weak_coordinates)}
                      for k, e, lo, hi, r in zip(part["k"], part["estimate"], part["lower"],
                                                 part["upper"], refs[key])]
     for key, c in counts.items():
@@ -141,6 +141,21 @@ def main(argv=None) -> None:
     for r, f in zip(every.itertuples(), first.itertuples()):
         lines.append(f"| {r.m} | {r.k} | {r.variant} | {f.coverage:.2f} | {r.coverage:.2f} | "
                      f"{r.width:.1f} | {r.mae:.2f} | {r.n} |")
+    # the pooled intervals apart where the fit has a weak shared coordinate (a flat ridge
+    # to its bound, PooledFit.weak_coordinates), the delta method's hard case
+    pooled = table[table["variant"].str.startswith("pooled")].copy()
+    pooled["ridge"] = np.where(pooled["weak"].fillna("").astype(str).str.len() > 0,
+                               "weak", "none")
+    split = pooled.groupby(["m", "k", "variant", "ridge"], sort=False).agg(
+        coverage=("covered", "mean"), width=("width", "mean"), n=("covered", "size"))
+    lines += ["", "The pooled intervals split by whether the fit has a weak shared coordinate "
+              "(`PooledFit.weak_coordinates`: held on its bound, or its 95% Wald interval "
+              "past the box; the delta intervals are then widened along its ridge):", "",
+              "| m | k | variant | ridge | coverage | mean width (points) | n |",
+              "|---|---|---|---|---|---|---|"]
+    for (m, k, variant, ridge), r in split.sort_index(level=[0, 1, 2, 3]).iterrows():
+        lines.append(f"| {m} | {k} | {variant} | {ridge} | {r.coverage:.2f} | {r.width:.1f} | "
+                     f"{int(r.n)} |")
     lines += ["", f"With n = {7 * args.seeds} intervals a cell, a coverage of 0.95 has a "
               f"standard error of about {np.sqrt(0.95 * 0.05 / (7 * args.seeds)):.3f} "
               "(the 7 systems of one seed share the problems, so somewhat more); with the "

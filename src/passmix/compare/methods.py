@@ -20,6 +20,7 @@ as ``scipy.stats.bootstrap`` takes its method.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +29,7 @@ import pandas as pd
 from scipy.special import ndtr
 
 from .._defaults import INTERVAL_METHODS
-from .._validation import check_whole
+from .._validation import FitWarning, check_whole
 from ..data.panel import Panel, system_name
 from ..inference.delta import normal_quantile
 from .direct import multiplier_band, task_values
@@ -313,6 +314,13 @@ class PooledMethod(PairMethod):
         interval = self.interval or ("profile" if len(setup.pairs) <= PROFILE_PAIRS
                                      else "delta")
         details: dict = {"fit": fit, "interval": interval}
+        if interval == "delta" and fit.weak_coordinates:
+            # a system's own delta interval is widened along the ridge (PooledFit.ridge_points);
+            # a difference's, from the joint covariance, is not
+            warnings.warn(f"the data leave {', '.join(fit.weak_coordinates)} flat to its "
+                          "bound: the differences' delta intervals linearise at one point of "
+                          "that ridge and can be too narrow beyond the trials; "
+                          "interval='profile' searches it.", FitWarning, stacklevel=3)
         tested = [check_horizons(setup.panel, ia, ib, mask) if self.check else None
                   for (ia, ib), mask in zip(setup.pairs, setup.shared)]
         # every pair's difference at once, at the answer's horizons and the checks'

@@ -27,7 +27,11 @@ Such a fit is a :class:`UnitsResult`: it holds ``params``, ``loglik``,
   of each unit's metric given the coordinates (the benchmark's own tasks,
   whose success probabilities stay uncertain at known parameters); zero if
   the model has none;
-* ``default_method(i)``: the interval method unit i gets by default.
+* ``default_method(i)``: the interval method unit i gets by default;
+* ``ridge_points(level)``: points of the likelihood region that the delta
+  method cannot see from the estimate (a coordinate on a flat ridge to its
+  bound); each unit's delta interval is widened to hold its metric there.
+  None by default.
 
 From these the result computes each unit's delta-method and
 profile-likelihood intervals (with the sandwich's widening, :meth:`inflation`,
@@ -168,6 +172,10 @@ class UnitsResult:
         """The interval method unit i gets when none is asked: the profile here."""
         return "profile"
 
+    def ridge_points(self, level: float) -> list:
+        """Points of the likelihood region at `level` the delta method cannot see: none here."""
+        return []
+
     # -- the sandwich -------------------------------------------------------------
     def inflation(self, metric: str, k: int) -> np.ndarray:
         """(units,): how much wider the sandwich says each unit's metric logit varies than the
@@ -217,7 +225,10 @@ class UnitsResult:
         """Delta-method intervals on the logit scale, per unit and horizon.
 
         The covariance is the inverse observed information of the free
-        coordinates (coordinates driven to a bound are held there). To that
+        coordinates (coordinates driven to a bound are held there). Where
+        the model names points of the likelihood region the linearisation
+        cannot see (:meth:`ridge_points`: a flat ridge to a bound), the
+        interval is widened to hold the metric at each of them. To that
         parameter variance is added the variance the metric has given the
         parameters (:meth:`metric_spread`; for the pooled model each task's
         own success probability is known only through its posterior, and the
@@ -263,6 +274,11 @@ class UnitsResult:
         lower, upper = logit_wald_ends(centre, se_logit, level)
         # rounding may put the estimate a hair outside expit of its own logit's interval
         lower, upper = np.minimum(lower, base), np.maximum(upper, base)
+        # along a flat ridge the linearisation sees one point of it: the metric's values
+        # on the ridge's part of the region are plausible too
+        for z in self.ridge_points(level):
+            values = self.metric_values(metric, k_arr, z, rows=rows)
+            lower, upper = np.minimum(lower, values), np.maximum(upper, values)
         # the spread given the parameters joins each half-width in quadrature, on the
         # probability scale (on the logit scale it is divided by M^2, which for a small
         # Pass^k blows up to an interval of ~1)

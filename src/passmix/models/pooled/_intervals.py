@@ -8,15 +8,22 @@ import numpy as np
 from scipy.special import betaln, expit
 
 from ...metrics import evaluate_logit
+from ...inference.optimize import at_bound, covariance_from_information
 from ...inference.profile import LikelihoodRegion, region_drop
 from ._layout import _box
 from ._likelihood import _WINDOW_MASS, PooledDerivatives, _eta, _pooled_derivatives, beta_shapes
 from ._support import (PROBES, SPREAD_CELLS, _LOGIT_FLOOR, _Affine, _SharedPieces,
-                       _box_probes, _has_extreme_system, _profile_coordinates)
+                       _box_probes, _has_extreme_system, _profile_coordinates, _unidentified)
 
 # rows whose metric logit weighs a grid point by more than this (a tiny metric, whose
 # logit weighs its far tail by up to 1 / M) get their own, wider task windows
 _TAIL_WEIGHT = 1e3
+# a ridge walk's steps from the estimate, as fractions of the room to the box (each
+# halving the last), and the bisections that then find the region's edge between two
+_RIDGE_STEPS = 8
+_RIDGE_BISECTIONS = 4
+# ... of which the farthest this many in each direction are kept
+_RIDGE_KEPT = 3
 # ... unless their window is at most this much wider than the others' (a second pass
 # over the tasks would then cost more than it saves)
 _TAIL_WIDENING = 1.25
@@ -154,6 +161,82 @@ class PooledIntervals:
         region = self._cache[key]
         region.objective.objective = objective
         return region
+
+    def ridge_points(self, level: float) -> list[np.ndarray]:
+        """Points of the likelihood region at `level` along the ridge of each weak coordinate.
+
+        The :class:`~passmix.inference.units.UnitsResult` hook the delta
+        method widens its intervals with (:attr:`weak_coordinates`). From the
+        estimate, each weak coordinate c is walked toward both ends of its
+        box (one end if it is held on the other) by steps of 1/128, 1/64, ...
+        of the room left, the other free coordinates following
+        ``-I_oo^-1 I_oc`` per unit of c (the quadratic model's profile path)
+        and corrected at each step by up to two Newton steps with the
+        information at the estimate. The walk goes on while the
+        log-likelihood is within ``chi2(1).ppf(level) / 2`` of the maximum;
+        at the first point below, the edge is bisected between the two. The
+        three farthest points inside are kept in each direction. The path is
+        a valid part of the region but not its whole, so the ends it gives
+        are inside the profile's.
+        """
+        key = ("ridge", level)
+        if key not in self._cache:
+            self._cache[key] = [p for c, _ in self._weak_positions()
+                                for p in self._walk_ridge(c, level)]
+        return self._cache[key]
+
+    def _walk_ridge(self, c: int, level: float) -> list[np.ndarray]:
+        box, z_hat = self.box(), self.params
+        info = self.derivatives().information()
+        others = ~at_bound(z_hat, box).any(axis=1)
+        others[c] = False
+        cov = np.zeros_like(info)
+        if others.any():
+            cov[np.ix_(others, others)] = covariance_from_information(
+                info[np.ix_(others, others)], null=_unidentified(self.blocks(), others))
+        path = -cov @ info[:, c]
+        path[c] = 1.0
+        floor = self.loglik - region_drop(level)
+        shared = _SharedPieces(self)
+
+        def on_ridge(t):
+            # the linear path, then Newton steps of the others at c held (kept if they gain)
+            z = np.clip(z_hat + t * path, box[:, 0], box[:, 1])
+            logp, grad = shared.logp_dlogp(z)
+            for _ in range(2):
+                trial = np.clip(z + cov @ grad, box[:, 0], box[:, 1])
+                trial[c] = z[c]
+                trial_logp, trial_grad = shared.logp_dlogp(trial)
+                if not trial_logp > logp:
+                    break
+                z, logp, grad = trial, trial_logp, trial_grad
+            return z, logp
+
+        points = []
+        for sign in (1.0, -1.0):
+            room = box[c, 1] - z_hat[c] if sign > 0 else z_hat[c] - box[c, 0]
+            if room <= 1e-9 * (1.0 + abs(z_hat[c])):
+                continue
+            inside, reached = 0.0, []
+            for t in room * 2.0 ** -np.arange(_RIDGE_STEPS - 1, -1, -1.0):
+                z, logp = on_ridge(sign * t)
+                if logp < floor:
+                    outside = t
+                    for _ in range(_RIDGE_BISECTIONS):
+                        mid = 0.5 * (inside + outside)
+                        z_mid, logp_mid = on_ridge(sign * mid)
+                        if logp_mid >= floor:
+                            inside = mid
+                            reached.append(z_mid)
+                        else:
+                            outside = mid
+                    break
+                inside = t
+                reached.append(z)
+            # the farthest few: near the estimate the delta interval holds the metric
+            # already, and each point kept costs every unit's metric at every call
+            points += reached[-_RIDGE_KEPT:]
+        return points
 
     def metric_spread(self, metric: str, k_arr: np.ndarray, rows=None) -> np.ndarray:
         """The :class:`~passmix.inference.units.UnitsResult` hook: :meth:`task_variance`."""

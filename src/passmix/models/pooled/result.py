@@ -419,7 +419,10 @@ class PooledFit(PooledIntervals, PairedDifferences, UnitsResult):
             (a profile costs a search over every system's coordinates per
             system, end and horizon: about two minutes a system at 43 x 400),
             delta, but profile still for the systems whose ability sits on its
-            bound (:attr:`on_bound`), whose delta interval says nothing.
+            bound (:attr:`on_bound`), whose delta interval says nothing. Where
+            the data leave a shared coordinate flat to its bound
+            (:attr:`weak_coordinates`), delta intervals are widened over the
+            metric along that ridge.
 
         Returns
         -------
@@ -455,6 +458,71 @@ class PooledFit(PooledIntervals, PairedDifferences, UnitsResult):
         # is the box's bound, wherever the rest of the fit sits
         y, m = self.panel.successes.sum(axis=1), self.panel.trials.sum(axis=1)
         return [self.systems[i] for i in np.flatnonzero((m > 0) & ((y == 0) | (y == m)))]
+
+    @property
+    def weak_coordinates(self) -> list[str]:
+        """Shared coordinates the data do not pin down inside their box.
+
+        A shared coordinate of the normal family (a shared concentration,
+        the difficulty distribution's means, log-sds and component weights)
+        is weak when the fit holds it on its bound, or when its 95% Wald
+        interval reaches past the box: the likelihood is flat along it, as
+        when a few tasks cannot tell a large concentration from the binomial
+        limit. The delta method linearises at one point of that ridge (where
+        the optimiser stopped) and can be far too narrow beyond the trials;
+        :meth:`delta` therefore widens its intervals over the metric's values
+        along the ridge (:meth:`ridge_points`). Labels are the block's name,
+        with ``[h]`` for a component's.
+
+        Examples
+        --------
+        Tasks whose success rates scatter around each system's logistic curve
+        pin the concentration down; exactly on the curves (binomial counts) it
+        runs to the binomial limit, its bound, and the data say only how low
+        it can be:
+
+        >>> import numpy as np
+        >>> import passmix
+        >>> rng = np.random.default_rng(0)
+        >>> d = rng.normal(0.0, 1.5, size=80)
+        >>> mu = 1 / (1 + np.exp(-(np.array([[-1.0], [0.0], [1.0]]) - d)))
+        >>> y = rng.binomial(10, rng.beta(10 * mu, 10 * (1 - mu)))
+        >>> passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 10)), seed=0).weak_coordinates
+        []
+        >>> rng = np.random.default_rng(0)
+        >>> d = rng.normal(0.0, 1.5, size=60)
+        >>> mu = 1 / (1 + np.exp(-(np.array([[-1.0], [-0.3], [0.3], [1.0]]) - d)))
+        >>> y = rng.binomial(10, mu)
+        >>> passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 10)), seed=0).weak_coordinates
+        ['log_concentration']
+        """
+        if "weak" not in self._cache:
+            self._cache["weak"] = [label for _, label in self._weak_positions()]
+        return list(self._cache["weak"])
+
+    def _weak_positions(self) -> list[tuple[int, str]]:
+        """(position in :attr:`params`, label) of each of :attr:`weak_coordinates`."""
+        if self.family != "normal":
+            # the grid's weights sit on their bound wherever the NPMLE puts no mass: a
+            # feature of the estimator, not a ridge
+            return []
+        shared = {"difficulty_mean", "log_difficulty_sd", "component_logits"}
+        if self.concentration == "shared":
+            shared.add("log_concentration")
+        box, z = self.box(), self.params
+        sd = np.sqrt(np.maximum(np.diag(self.covariance_matrix()), 0.0))
+        held = at_bound(z, box).any(axis=1)
+        # 1.96: a Wald interval reaching past the box at 95% (the region's own level is
+        # the search's business; this only says where to look)
+        past = (z - 1.96 * sd < box[:, 0]) | (z + 1.96 * sd > box[:, 1])
+        out, start = [], 0
+        for name, size in self.blocks():
+            if name in shared:
+                for h in range(size):
+                    if held[start + h] or past[start + h]:
+                        out.append((start + h, name if size == 1 else f"{name}[{h}]"))
+            start += size
+        return out
 
     def systems_table(self) -> pd.DataFrame:
         """Abilities, concentrations (slopes) and observed success rates, one row per system."""
@@ -552,7 +620,8 @@ class PooledFit(PooledIntervals, PairedDifferences, UnitsResult):
                 "concentration_model": self.concentration, "loglik": self.loglik,
                 "bic": self.bic, "converged": self.converged,
                 "n_systems": self.layout.n_systems, "n_tasks": self.layout.n_tasks,
-                "on_bound": self.on_bound, "robust": self.robust}
+                "on_bound": self.on_bound, "weak_coordinates": self.weak_coordinates,
+                "robust": self.robust}
 
     def __repr__(self) -> str:
         i, j = self.panel.shape
@@ -577,7 +646,8 @@ class PooledSystem(Unit):
         return self.fit.panel.counts(self.name)
 
     def status(self) -> str:
-        """One line on convergence and on this system's ability sitting on its bound.
+        """One line on convergence, on this system's ability sitting on its bound, and on
+        shared coordinates the data leave flat (:attr:`PooledFit.weak_coordinates`).
 
         Examples
         --------
@@ -585,8 +655,10 @@ class PooledSystem(Unit):
         >>> import passmix
         >>> y = np.array([[0, 0, 0, 0], [2, 1, 3, 0], [4, 2, 5, 1]])
         >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 5)), seed=0)
-        >>> fit.system(0).status()
-        'converged; no success seen: ability at its bound, estimates ~0 (the upper ends come from the shared difficulty)'
+        >>> fit.system(0).status().split("; ")[:2]
+        ['converged', 'no success seen: ability at its bound, estimates ~0 (the upper ends come from the shared difficulty)']
+        >>> fit.weak_coordinates  # four tasks leave the difficulty's spread and the concentration loose
+        ['log_concentration', 'difficulty_mean']
         """
         text = "converged" if self.fit.converged else "NOT converged"
         if self.name in self.fit.on_bound:
@@ -595,6 +667,11 @@ class PooledSystem(Unit):
                      "come from the shared difficulty)" if y == 0 else
                      "; no failure seen: ability at its bound, estimates ~1 (the lower ends "
                      "come from the shared difficulty)")
+        weak = self.fit.weak_coordinates
+        if weak:
+            text += (f"; the data leave {', '.join(weak)} flat to "
+                     f"{'its bound' if len(weak) == 1 else 'their bounds'} (delta intervals "
+                     "widened along the ridge; profile ones search it)")
         return text
 
     def info(self) -> dict[str, Any]:
