@@ -73,6 +73,8 @@ def main() -> None:
     parser.add_argument("--ridge", action="store_true",
                         help="also the delta intervals without the ridge's widening")
     args = parser.parse_args()
+    if args.ridge and args.method != "delta":
+        parser.error("--ridge compares delta intervals: it needs --method delta")
     import passmix
     from dataclasses import replace
     from passmix.data.panel import Panel

@@ -74,18 +74,56 @@ def test_a_flat_concentration_is_weak_and_a_pinned_one_is_not(groups, ridge_fit)
     assert pinned.ridge_points(0.95) == []
 
 
-def test_the_ridge_points_lie_in_the_region_and_reach_down_the_ridge(ridge_fit):
-    points = ridge_fit.ridge_points(0.95)
-    floor = ridge_fit.loglik - chi2(1).ppf(0.95) / 2
+@pytest.fixture(scope="module")
+def held_fit():
+    """Binomial counts: the shared concentration held on its upper bound (the binomial limit)."""
+    rng = np.random.default_rng(0)
+    d = rng.normal(0.0, 1.5, size=60)
+    mu = 1 / (1 + np.exp(-(np.array([[-1.0], [-0.3], [0.3], [1.0]]) - d)))
+    panel = passmix.Panel(rng.binomial(10, mu), np.full(mu.shape, 10))
+    return passmix.fit_pooled(panel, seed=0, concentration="shared")
+
+
+def concentration_position(fit: PooledFit) -> int:
+    block = [name for name, _ in fit.blocks()].index("log_concentration")
+    return sum(size for _, size in fit.blocks()[:block])
+
+
+def log_concentration(fit: PooledFit, z: np.ndarray) -> float:
+    return float(z[concentration_position(fit)])
+
+
+@pytest.mark.parametrize("which, reach", [("ridge_fit", 5.0), ("held_fit", 1.0)])
+def test_the_ridge_points_lie_in_the_region_and_reach_down_the_ridge(which, reach, request):
+    fit = request.getfixturevalue(which)
+    points = fit.ridge_points(0.95)
+    floor = fit.loglik - chi2(1).ppf(0.95) / 2
     # the fit's own log-likelihood is the numpy one's at the estimate
-    assert numpy_loglik(ridge_fit, ridge_fit.params) == pytest.approx(ridge_fit.loglik, abs=1e-6)
+    assert numpy_loglik(fit, fit.params) == pytest.approx(fit.loglik, abs=1e-6)
     for z in points:
-        assert numpy_loglik(ridge_fit, z) >= floor - 1e-6
-    position = [name for name, _ in ridge_fit.blocks()].index("log_concentration")
-    start = sum(size for _, size in ridge_fit.blocks()[:position])
-    log_kappa = np.array([z[start] for z in points])
-    # the region holds concentrations far below the estimate's ~1e6 (e^13.85)
-    assert log_kappa.min() < ridge_fit.params[start] - 5
+        assert numpy_loglik(fit, z) >= floor - 1e-6
+    top = fit.box()[concentration_position(fit), 1]
+    log_kappa = np.array([log_concentration(fit, z) for z in points])
+    # the region holds concentrations far below the estimate's (~1e6 on seed 8; the
+    # binomial limit, held on the bound, for the binomial counts: walked down only)
+    assert log_kappa.min() < log_concentration(fit, fit.params) - reach
+    if which == "held_fit":
+        assert log_concentration(fit, fit.params) == pytest.approx(top)
+        assert (log_kappa < top).all()
+
+
+def test_a_fit_made_from_its_coordinates_alone_walks_the_same_ridge(ridge_fit):
+    """Without a log-likelihood given (NaN), the walk takes the cut from the likelihood at
+    the coordinates themselves, and reaches the same points."""
+    again = PooledFit.from_parameters(ridge_fit.panel, ridge_fit.family, ridge_fit.grid,
+                                      ridge_fit.params, n_components=ridge_fit.n_components,
+                                      slope=ridge_fit.slope,
+                                      concentration=ridge_fit.concentration)
+    assert np.isnan(again.loglik)
+    assert again.weak_coordinates == ridge_fit.weak_coordinates
+    got, want = again.ridge_points(0.95), ridge_fit.ridge_points(0.95)
+    assert len(got) == len(want)
+    np.testing.assert_allclose(np.array(got), np.array(want), atol=1e-6)
 
 
 @pytest.mark.slow

@@ -317,8 +317,10 @@ class PooledMethod(PairMethod):
         if interval == "delta" and fit.weak_coordinates:
             # a system's own delta interval is widened along the ridge (PooledFit.ridge_points);
             # a difference's, from the joint covariance, is not
-            warnings.warn(f"the data leave {', '.join(fit.weak_coordinates)} flat to its "
-                          "bound: the differences' delta intervals linearise at one point of "
+            weak = fit.weak_coordinates
+            warnings.warn(f"the data leave {', '.join(weak)} flat to "
+                          f"{'its bound' if len(weak) == 1 else 'their bounds'}: the "
+                          "differences' delta intervals linearise at one point of "
                           "that ridge and can be too narrow beyond the trials; "
                           "interval='profile' searches it.", FitWarning, stacklevel=3)
         tested = [check_horizons(setup.panel, ia, ib, mask) if self.check else None

@@ -31,7 +31,7 @@ Such a fit is a :class:`UnitsResult`: it holds ``params``, ``loglik``,
 * ``ridge_points(level)``: points of the likelihood region that the delta
   method cannot see from the estimate (a coordinate on a flat ridge to its
   bound); each unit's delta interval is widened to hold its metric there.
-  None by default.
+  No points by default.
 
 From these the result computes each unit's delta-method and
 profile-likelihood intervals (with the sandwich's widening, :meth:`inflation`,
@@ -228,7 +228,8 @@ class UnitsResult:
         coordinates (coordinates driven to a bound are held there). Where
         the model names points of the likelihood region the linearisation
         cannot see (:meth:`ridge_points`: a flat ridge to a bound), the
-        interval is widened to hold the metric at each of them. To that
+        interval is widened to hold the metric at each of them (``se`` stays
+        the linearisation's). To that
         parameter variance is added the variance the metric has given the
         parameters (:meth:`metric_spread`; for the pooled model each task's
         own success probability is known only through its posterior, and the
@@ -278,7 +279,7 @@ class UnitsResult:
         # on the ridge's part of the region are plausible too
         for z in self.ridge_points(level):
             values = self.metric_values(metric, k_arr, z, rows=rows)
-            lower, upper = np.minimum(lower, values), np.maximum(upper, values)
+            lower, upper = np.fmin(lower, values), np.fmax(upper, values)
         # the spread given the parameters joins each half-width in quadrature, on the
         # probability scale (on the logit scale it is divided by M^2, which for a small
         # Pass^k blows up to an interval of ~1)

@@ -168,27 +168,60 @@ class PooledIntervals:
         The :class:`~passmix.inference.units.UnitsResult` hook the delta
         method widens its intervals with (:attr:`weak_coordinates`). From the
         estimate, each weak coordinate c is walked toward both ends of its
-        box (one end if it is held on the other) by steps of 1/128, 1/64, ...
-        of the room left, the other free coordinates following
-        ``-I_oo^-1 I_oc`` per unit of c (the quadratic model's profile path)
-        and corrected at each step by up to two Newton steps with the
-        information at the estimate. The walk goes on while the
+        box (only away from a bound it is held on) in steps of 1/128, 1/64,
+        ..., 1/2 and all of the distance to that end, the other free
+        coordinates following ``-I_oo^-1 I_oc`` per unit of c (the quadratic
+        model's profile path), each step corrected by up to two Newton steps
+        with the information at the estimate. The walk goes on while the
         log-likelihood is within ``chi2(1).ppf(level) / 2`` of the maximum;
         at the first point below, the edge is bisected between the two. The
         three farthest points inside are kept in each direction. The path is
         a valid part of the region but not its whole, so the ends it gives
-        are inside the profile's.
+        are inside the profile's. The cut is the model's, not widened by the
+        sandwich.
+
+        Parameters
+        ----------
+        level : float
+            The region's confidence level.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            Coordinates (as :attr:`params`); empty without weak coordinates.
+
+        Examples
+        --------
+        Binomial counts put the shared concentration on its bound (the
+        binomial limit); the walk finds how far down the data let it go:
+
+        >>> import numpy as np
+        >>> import passmix
+        >>> rng = np.random.default_rng(0)
+        >>> d = rng.normal(0.0, 1.5, size=60)
+        >>> mu = 1 / (1 + np.exp(-(np.array([[-1.0], [-0.3], [0.3], [1.0]]) - d)))
+        >>> y = rng.binomial(10, mu)
+        >>> fit = passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 10)), seed=0,
+        ...                          concentration="shared")
+        >>> fit.weak_coordinates
+        ['log_concentration']
+        >>> points = fit.ridge_points(0.95)
+        >>> c = [name for name, _ in fit.blocks()].index("log_concentration")
+        >>> start = sum(size for _, size in fit.blocks()[:c])
+        >>> bool(min(z[start] for z in points) < fit.params[start] - 1)
+        True
         """
         key = ("ridge", level)
         if key not in self._cache:
-            self._cache[key] = [p for c, _ in self._weak_positions()
-                                for p in self._walk_ridge(c, level)]
+            weak = self._weak_positions()
+            info = self.derivatives().information() if weak else None
+            self._cache[key] = [p for c, _ in weak for p in self._walk_ridge(c, level, info)]
         return self._cache[key]
 
-    def _walk_ridge(self, c: int, level: float) -> list[np.ndarray]:
+    def _walk_ridge(self, c: int, level: float, info: np.ndarray) -> list[np.ndarray]:
         box, z_hat = self.box(), self.params
-        info = self.derivatives().information()
-        others = ~at_bound(z_hat, box).any(axis=1)
+        held = at_bound(z_hat, box)
+        others = ~held.any(axis=1)
         others[c] = False
         cov = np.zeros_like(info)
         if others.any():
@@ -196,8 +229,10 @@ class PooledIntervals:
                 info[np.ix_(others, others)], null=_unidentified(self.blocks(), others))
         path = -cov @ info[:, c]
         path[c] = 1.0
-        floor = self.loglik - region_drop(level)
         shared = _SharedPieces(self)
+        # a fit made from given coordinates may not carry its log-likelihood
+        top = self.loglik if np.isfinite(self.loglik) else shared.logp_dlogp(z_hat)[0]
+        floor = top - region_drop(level)
 
         def on_ridge(t):
             # the linear path, then Newton steps of the others at c held (kept if they gain)
@@ -210,17 +245,18 @@ class PooledIntervals:
                 if not trial_logp > logp:
                     break
                 z, logp, grad = trial, trial_logp, trial_grad
-            return z, logp
+            # a NaN log-likelihood is outside
+            return z, logp if np.isfinite(logp) else -np.inf
 
         points = []
-        for sign in (1.0, -1.0):
-            room = box[c, 1] - z_hat[c] if sign > 0 else z_hat[c] - box[c, 0]
-            if room <= 1e-9 * (1.0 + abs(z_hat[c])):
+        for sign, end in ((1.0, 1), (-1.0, 0)):
+            if held[c, end]:
                 continue
+            room = abs(box[c, end] - z_hat[c])
             inside, reached = 0.0, []
             for t in room * 2.0 ** -np.arange(_RIDGE_STEPS - 1, -1, -1.0):
                 z, logp = on_ridge(sign * t)
-                if logp < floor:
+                if not logp >= floor:
                     outside = t
                     for _ in range(_RIDGE_BISECTIONS):
                         mid = 0.5 * (inside + outside)

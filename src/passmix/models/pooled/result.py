@@ -487,13 +487,14 @@ class PooledFit(PooledIntervals, PairedDifferences, UnitsResult):
         >>> d = rng.normal(0.0, 1.5, size=80)
         >>> mu = 1 / (1 + np.exp(-(np.array([[-1.0], [0.0], [1.0]]) - d)))
         >>> y = rng.binomial(10, rng.beta(10 * mu, 10 * (1 - mu)))
-        >>> passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 10)), seed=0).weak_coordinates
+        >>> panel = passmix.Panel(y, np.full(y.shape, 10))
+        >>> passmix.fit_pooled(panel, seed=0, concentration="shared").weak_coordinates
         []
         >>> rng = np.random.default_rng(0)
         >>> d = rng.normal(0.0, 1.5, size=60)
         >>> mu = 1 / (1 + np.exp(-(np.array([[-1.0], [-0.3], [0.3], [1.0]]) - d)))
-        >>> y = rng.binomial(10, mu)
-        >>> passmix.fit_pooled(passmix.Panel(y, np.full(y.shape, 10)), seed=0).weak_coordinates
+        >>> panel = passmix.Panel(rng.binomial(10, mu), np.full(mu.shape, 10))
+        >>> passmix.fit_pooled(panel, seed=0, concentration="shared").weak_coordinates
         ['log_concentration']
         """
         if "weak" not in self._cache:
