@@ -37,6 +37,13 @@ def groups():
     return passmix.read_counts(example_path("math_m10"), group_by="model")
 
 
+def _on_bound(groups) -> set:
+    """The example's systems whose mixture optimum is on a box bound (the binomial limit)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return {key[0] for key, counts in groups.items() if passmix.fit(counts, seed=0).on_bound}
+
+
 def _against(folder: Path, groups, method: str, interval: str) -> pd.DataFrame:
     """The example's table now beside the reference in `folder` (columns ``*_ref``), one
     row per system, metric and horizon, with the same H chosen."""
@@ -53,9 +60,7 @@ def _against(folder: Path, groups, method: str, interval: str) -> pd.DataFrame:
     # has a delta interval set by the curvature along a flat direction, which is rounding
     # and moves from one machine (or numba build) to another; those ends are only held
     # to contain their estimate
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        bound = {key[0] for key, counts in groups.items() if passmix.fit(counts, seed=0).on_bound}
+    bound = _on_bound(groups)
     merged["rounding"] = (method == "mixture") & (interval == "delta") & merged["model"].isin(bound)
     rows = merged[merged["rounding"]]
     assert ((rows["lower"] <= rows["estimate"]) & (rows["estimate"] <= rows["upper"])).all()
@@ -102,11 +107,18 @@ CURRENT = REFERENCE / "current"
 def test_the_example_as_before_the_refactor(groups, method, interval):
     """Issue 36: one likelihood-model interface must not move the example's numbers:
     estimates within 1e-6, interval ends within 1e-4 of ``tests/data/reference/current``
-    (see its README); the delta ends of a mixture on a bound only hold its estimate."""
+    (see its README). Since issue 48 the delta ends of a mixture on a bound are its
+    profile ends, held like the others; its estimates are held to 5e-5, the optimiser's
+    tolerance along the flat optimum at the binomial limit (they moved by 2.2e-5 when
+    the concentration's box changed)."""
     keys = ["model", "metric", "k"]
     merged = _against(CURRENT, groups, method, interval)
-    assert_allclose(merged["estimate"], merged["estimate_ref"], rtol=0, atol=1e-6)
-    steady = merged[~merged["rounding"]]
+    flat = (method == "mixture") & merged["model"].isin(_on_bound(groups))
+    assert_allclose(merged.loc[~flat, "estimate"], merged.loc[~flat, "estimate_ref"], rtol=0,
+                    atol=1e-6)
+    assert_allclose(merged.loc[flat, "estimate"], merged.loc[flat, "estimate_ref"], rtol=0,
+                    atol=5e-5)
+    steady = merged
     for end in ("lower", "upper"):
         gap = np.abs(steady[end] - steady[f"{end}_ref"])
         assert gap.max() <= 1e-4, steady.loc[gap.idxmax(), keys + [end, f"{end}_ref"]].tolist()

@@ -31,6 +31,7 @@ whose metric has an analytic, vectorised gradient may override
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -55,6 +56,15 @@ def unsupported_message(unsupported: dict) -> str:
             "the parameters' Wald region the metric lies beyond the interval by more than "
             "its half-width, so the linearisation it rests on fails there (common at huge "
             "horizons with few tasks); use the profile interval (method='profile').")
+
+
+def blind_message(names) -> str:
+    """The warning for a delta interval whose ends are the profile's (see
+    :meth:`LikelihoodResult.delta`)."""
+    return (f"the delta method cannot see {', '.join(names)} (held on a box bound, or left "
+            "unidentified by the data: its curvature there is rounding), so the ends of its "
+            "interval are the profile likelihood's; the estimate and standard error are the "
+            "linearisation's.")
 
 
 class LikelihoodResult:
@@ -130,6 +140,32 @@ class LikelihoodResult:
         region.objective = objective
         return region
 
+    @property
+    def unidentified(self) -> tuple[str, ...]:
+        """Coordinates the data do not identify at all (the likelihood is flat in them).
+
+        None by default; a model names them where its data say so (the Beta
+        mixture's concentrations with one trial per task).
+        """
+        return ()
+
+    @property
+    def delta_blind(self) -> tuple[str, ...]:
+        """Coordinates the delta method cannot see: held on a box bound, or unidentified.
+
+        Along them the information is zero or rounding, so a linearisation at
+        the optimum says nothing about how far the metric can move; where
+        there are any, :meth:`delta` and ``summary(method="delta")`` take
+        their interval's ends from the profile likelihood, which searches
+        every direction the data leave open.
+        """
+        return tuple(dict.fromkeys((*self.on_bound, *self.unidentified)))
+
+    def _profile_ends(self, res: DeltaMethodResult) -> DeltaMethodResult:
+        """`res` with the profile's ends at its horizons (for a fit with blind coordinates)."""
+        prof = self.profile(res.metric, res.k, res.level)
+        return replace(res, lower=np.array(prof.lower), upper=np.array(prof.upper))
+
     # -- metrics and intervals -----------------------------------------------------
     def metric(self, metric: str, k):
         """Point estimate of `metric` (``"pass@k"``, ``"pass^k"``, ``"auc@k"``) at `k`."""
@@ -162,32 +198,40 @@ class LikelihoodResult:
         """Delta-method estimate, standard error, interval and covariance across `k`.
 
         Formed on the logit scale from the metric's logit and its gradient in
-        the coordinates (``scale="identity"``: on M itself).
+        the coordinates (``scale="identity"``: on M itself). Where the fit
+        has coordinates the linearisation cannot see (:attr:`delta_blind`:
+        held on a box bound, such as the binomial limit, or unidentified),
+        the interval's ends are the profile likelihood's at the same level
+        (the estimate, standard error and covariance stay the delta
+        method's): treating those coordinates as known gave intervals set by
+        rounding, zero-wide on some machines.
 
         Warns
         -----
         FitWarning
-            The optimum is on a box bound (the interval treats those
-            coordinates as known), or at some horizon the linearisation fails
-            (see :func:`passmix.inference.wald_edge_excess`): use the profile.
+            The ends are the profile's (blind coordinates), or at some horizon
+            the linearisation fails (see
+            :func:`passmix.inference.wald_edge_excess`): use the profile.
         """
         metric = check_metric(metric)
         k_arr, _ = check_k(k)
-        if self.on_bound:
-            warnings.warn(
-                f"the optimum lies on the box bound of {', '.join(self.on_bound)}; the "
-                "delta-method interval treats those coordinates as known (the profile "
-                "interval does not).", FitWarning, stacklevel=2,
-            )
-        values, u, grad_u = self._logit_gradients(metric, k_arr)
-        grad = (values * (1.0 - values))[:, None] * grad_u
-        res = delta_interval(values, grad, self.covariance, metric, k_arr, level=level,
-                             scale=scale, logit=(u, grad_u))
+        res = self._delta(metric, k_arr, level, scale)
+        if self.delta_blind:
+            warnings.warn(blind_message(self.delta_blind), FitWarning, stacklevel=2)
+            return self._profile_ends(res)
         unsupported = self._unsupported_horizons(metric, k_arr, res.level)
         if unsupported.size:
             warnings.warn(unsupported_message({metric: unsupported}), FitWarning,
                           stacklevel=2)
         return res
+
+    def _delta(self, metric: str, k_arr: np.ndarray, level: float, scale: str
+               ) -> DeltaMethodResult:
+        """The linearisation alone (no warning, no profile ends)."""
+        values, u, grad_u = self._logit_gradients(metric, k_arr)
+        grad = (values * (1.0 - values))[:, None] * grad_u
+        return delta_interval(values, grad, self.covariance, metric, k_arr, level=level,
+                              scale=scale, logit=(u, grad_u))
 
     def _unsupported_horizons(self, metric: str, k_arr: np.ndarray, level: float) -> np.ndarray:
         """Horizons at which the delta interval's linearisation fails (see :meth:`delta`)."""
@@ -291,9 +335,7 @@ class LikelihoodResult:
 
     def standard_error(self, metric: str, k):
         """Delta-method standard error of `metric` at `k`."""
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FitWarning)
-            se = self.delta(metric, k).standard_error
+        se = self._delta(check_metric(metric), check_k(k)[0], 0.95, "logit").standard_error
         return float(se[0]) if np.ndim(k) == 0 else se
 
     def summary(self, k=SUMMARY_K, level: float = 0.95, *, method: str = "profile",
@@ -310,6 +352,8 @@ class LikelihoodResult:
             Interval method (see :meth:`interval`). With ``"profile"`` the
             ends of the three metrics are also made consistent with
             ``Pass^k <= Pass@1 <= AUC@k <= Pass@k`` (widening only).
+            ``"delta"`` on a fit with :attr:`delta_blind` coordinates gives
+            the profile's ends (see :meth:`delta`), with a warning.
         scale : {"logit", "identity"}, default "logit"
             Scale of the delta-method interval (see :func:`passmix.delta_method`).
 
@@ -329,10 +373,11 @@ class LikelihoodResult:
         level = check_level(level)
         method = check_interval_method(method, INTERVAL_METHODS[0], optional=True)
         ks = check_k(k)[0]
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", FitWarning)  # said once below, not per metric
-            deltas = {m: self.delta(m, ks, level, scale=scale) for m in METRICS}
-        if method == "profile":
+        deltas = {m: self._delta(m, ks, level, scale) for m in METRICS}
+        blind = self.delta_blind
+        if method == "delta" and blind:
+            warnings.warn(blind_message(blind), FitWarning, stacklevel=2)
+        if method == "profile" or blind:
             ends = {}
             mean = None  # (lower, upper) at k = 1, where every metric is the mean
             at_one = ks == 1
@@ -350,10 +395,6 @@ class LikelihoodResult:
             bounds_ = repair_across_metrics(ends)
         else:
             bounds_ = {m: (d.lower, d.upper) for m, d in deltas.items()}
-            if self.on_bound:
-                warnings.warn(f"the optimum lies on the box bound of {', '.join(self.on_bound)}; "
-                              "delta-method intervals treat those coordinates as known.",
-                              FitWarning, stacklevel=2)
             unsupported = {m: self._unsupported_horizons(m, ks, level) for m in METRICS}
             unsupported = {m: k_bad for m, k_bad in unsupported.items() if k_bad.size}
             if unsupported:

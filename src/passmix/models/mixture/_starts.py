@@ -9,7 +9,8 @@ import numpy as np
 from scipy.special import logit, polygamma
 
 from ...data.counts import Counts
-from .parameters import PARAMETER_BOUNDS, bounds, pack, split_coordinates, unpack
+from .parameters import (PARAMETER_BOUNDS, SEARCH_LOG_CONCENTRATION, bounds, pack,
+                         split_coordinates, unpack)
 
 def _shrunk_rates(y, m, weight):
     rate = (y + 0.5) / (m + 1.0)
@@ -54,7 +55,7 @@ class _Neighbours:
         rates, cum = _shrunk_rates(y, m, weight.astype(float))
         picks = np.minimum(np.searchsorted(cum, [0.05, 0.5, 0.95]), rates.size - 1)
         self.logit_rates = np.unique(logit(rates[picks]))
-        lo, hi = PARAMETER_BOUNDS["log_concentration"]
+        lo, hi = SEARCH_LOG_CONCENTRATION
         self.log_kappas = np.array([lo, 0.5 * (lo + hi), hi])
         self.seam = PARAMETER_BOUNDS["log_mean_gaps"][0] + 1e-3
 
@@ -142,7 +143,7 @@ def _probes(counts: Counts, h: int, n: int) -> list[np.ndarray]:
     rates, cum = _shrunk_rates(y, m, weight.astype(float))
     rng = np.random.default_rng(0)
     box = bounds(h)
-    return [_random_start(rng, h, rates, cum, box, PARAMETER_BOUNDS["log_concentration"], 1.5)
+    return [_random_start(rng, h, rates, cum, box, SEARCH_LOG_CONCENTRATION, 1.5)
             for _ in range(n)]
 
 

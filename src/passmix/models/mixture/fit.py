@@ -40,7 +40,7 @@ from ..._validation import (DegenerateDataWarning, FitWarning, check_k,
 from ...data.counts import Counts, as_counts
 from ...distributions import BetaMixture
 from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, is_stationary, maximize,
-                                   observed_covariance, select_by_bic)
+                                   observed_covariance, select_by_bic, select_by_criterion)
 from ...inference.delta import DeltaMethodResult, wald_edge_excess
 from ...inference.results import LikelihoodResult, unsupported_message
 from ...metrics import evaluate_logit_value, evaluate_metric
@@ -167,6 +167,21 @@ class MixtureFit(LikelihoodResult):
         at = log_kappa >= top - BOUND_TOL * (1.0 + abs(top))
         return tuple(int(i) + 1 for i in np.flatnonzero(at))
 
+    @property
+    def single_trial(self) -> bool:
+        """Whether no task has more than one trial: the data then identify only the mean
+        success rate (Pass@1), not how it spreads over the tasks."""
+        return int(self.counts.pairs()[1].max()) == 1
+
+    @property
+    def unidentified(self) -> tuple[str, ...]:
+        """Coordinates the data leave flat: with one trial per task every coordinate but
+        the mean's (the concentrations, and at H > 1 the weights and gaps)."""
+        if not self.single_trial:
+            return ()
+        return tuple(name for name in coordinate_names(self.n_components)
+                     if not name.startswith("logit_mean_first"))
+
     def status(self) -> str:
         """One line on convergence and boundaries, e.g. for a table header.
 
@@ -177,6 +192,10 @@ class MixtureFit(LikelihoodResult):
         'converged; binomial limit: every task has the same success rate, 0.075'
         """
         text = "converged" if self.converged else "NOT converged"
+        if self.single_trial:
+            text += ("; one trial per task identifies only the mean success rate: metrics at "
+                     "k > 1 are shown at concentration 1, and their intervals span every "
+                     "spread of success rates the data allow")
         limit = self.binomial_limit
         means = self.alpha / (self.alpha + self.beta)
         if limit and self.n_components == 1:
@@ -191,40 +210,16 @@ class MixtureFit(LikelihoodResult):
         return text
 
     # -- uncertainty -----------------------------------------------------------
-    def delta(self, metric: str, k, level: float = 0.95, *, scale: str = "logit"
-              ) -> DeltaMethodResult:
-        """Delta-method estimate, standard error, interval and covariance across `k`.
+    def _delta(self, metric: str, k_arr: np.ndarray, level: float, scale: str
+               ) -> DeltaMethodResult:
+        """The linearisation from the analytic gradient (:func:`passmix.delta_method`).
 
-        `scale` is ``"logit"`` (default) or ``"identity"``; see
-        :func:`passmix.delta_method`. ``logit M`` is computed from the
-        components' log terms, so the interval keeps its width at horizons
-        where M rounds to 1 or underflows (k = 1e18 and beyond).
-
-        Warns
-        -----
-        FitWarning
-            The optimum is on a box bound (the interval treats those
-            coordinates as known), or at some horizon the metric at the edge
-            of the parameters' Wald region lies outside the interval by more
-            than its half-width on the logit scale
-            (:func:`passmix.inference.wald_edge_excess`): the linearisation
-            the delta method rests on fails there, as it can at huge
-            horizons with few tasks, and the profile interval is the one to
-            use.
+        ``logit M`` is computed from the components' log terms, so the
+        interval keeps its width at horizons where M rounds to 1 or
+        underflows (k = 1e18 and beyond).
         """
-        if self.on_bound:
-            warnings.warn(
-                f"the optimum lies on the box bound of {', '.join(self.on_bound)}; the "
-                "delta-method interval treats those coordinates as known (the profile "
-                "interval does not).", FitWarning, stacklevel=2,
-            )
-        res = delta_method(self.params, self.covariance, self.n_components, metric, k,
-                           level=level, scale=scale)
-        unsupported = self._unsupported_horizons(res.metric, res.k, res.level)
-        if unsupported.size:
-            warnings.warn(unsupported_message({res.metric: unsupported}), FitWarning,
-                          stacklevel=2)
-        return res
+        return delta_method(self.params, self.covariance, self.n_components, metric, k_arr,
+                            level=level, scale=scale)
 
     def _unsupported_horizons(self, metric: str, k_arr: np.ndarray, level: float) -> np.ndarray:
         """Horizons at which the delta interval's linearisation fails (see :meth:`delta`)."""
@@ -301,13 +296,21 @@ class MixtureFit(LikelihoodResult):
                 neighbours=_Neighbours(h, self.counts) if h > 1 else None,
                 logistic=np.ones(n_free_parameters(h), dtype=bool),
                 moves=(lambda z, h=h: _component_moves(z, h)) if h > 1 else None)
+            region = self._cache[key]
             if h == 1:
                 # two coordinates: the region is one piece around the estimate, curved
                 # at most, so the most extreme start polished finds its ends (checked on
                 # a grid; on 50 data sets, edge cases among them, the same ends to 2e-7
                 # as four starts screened, at a quarter of the cost)
-                region = self._cache[key]
                 region.n_starts, region.n_far, region.n_polish = 1, 0, 1
+            else:
+                # the extremes often sit where a component reaches a limit (the binomial
+                # limit, all-or-nothing tasks, a mean of 0), reached from starts that rank
+                # low: on 300 two-component data sets twice the starts and two more
+                # polished ends took the ends that fell > 0.01 short of the widest found
+                # from 29 to 6, and the mirror and seed failures from 4 and 2 to 2 and 1,
+                # for 45% more time
+                region.n_starts, region.max_starts, region.n_far, region.n_polish = 8, 16, 8, 5
         region = self._cache[key]
         region.objective = objective
         return region
@@ -442,7 +445,9 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
         beside the H Beta components, and return a
         :class:`~passmix.models.zero_inflated.ZeroInflatedFit`
         (:mod:`passmix.models.zero_inflated`). ``"auto"``: fit both and
-        return the one of lower BIC (a tie goes to the plain mixture).
+        return the one of lower BIC (a tie, within the relative 1e-6 of
+        :func:`~passmix.inference.select_by_criterion`, goes to the plain
+        mixture).
     skip_hopeless : bool, default True
         Do not fit an H whose BIC could not beat the best found so far even
         at the largest log-likelihood any mixture can reach on these data
@@ -521,8 +526,13 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
         from ..zero_inflated.fit import fit_zero_inflated  # its graph compiles on first use
 
         inflated = fit_zero_inflated(plain, n_init=n_init, seed=seed)
-    if zero_inflated == "auto" and not inflated.bic < plain.bic:
-        return plain
+    if zero_inflated == "auto":
+        # the tie rule of every choice among fits: near BIC = 0 (all failures, one task) a
+        # strict comparison let a rounding difference of 1e-8 pick the bigger model
+        sizes = [n_free_parameters(plain.n_components),
+                 n_free_parameters(inflated.n_components) + 1]  # the atom's weight
+        if select_by_criterion([-plain.bic, -inflated.bic], sizes) == 0:
+            return plain
     return inflated
 
 
@@ -650,22 +660,29 @@ def _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer,
     best_h = select_by_bic(table)
     table["selected"] = table["n_components"] == best_h
     chosen = candidates[best_h]
+    params = np.array(chosen.params, dtype=float)
+    if int(m.max()) == 1:
+        # one trial per task: the likelihood depends on the mean alone, so the optimiser
+        # stopped at whichever concentration its start had (the estimates at k > 1 moved
+        # with the seed); a fixed concentration of 1 makes them the same for every seed
+        # and mirror-symmetric, and leaves the log-likelihood as it is
+        params[-best_h:] = 0.0
 
     objective = get_objective(best_h)
     with objective.lock:
         objective.set_data(y, m, weight)
-        covariance = observed_covariance(objective, chosen.params)
+        covariance = observed_covariance(objective, params)
     if not chosen.converged:
         warnings.warn(f"the optimisation for H = {best_h} did not converge (the "
                       f"log-likelihood could still rise; L-BFGS-B: {chosen.message})",
                       FitWarning, stacklevel=3)
-    weights, alpha, beta = unpack(chosen.params, best_h)
-    for arr in (weights, alpha, beta, chosen.params, covariance):
+    weights, alpha, beta = unpack(params, best_h)
+    for arr in (weights, alpha, beta, params, covariance):
         arr.flags.writeable = False
     return MixtureFit(
         weights=weights, alpha=alpha, beta=beta, n_components=best_h, loglik=chosen.loglik,
         bic=float(table.loc[table["selected"], "bic"].iloc[0]), bic_table=table,
-        params=chosen.params, covariance=covariance, converged=chosen.converged,
+        params=params, covariance=covariance, converged=chosen.converged,
         on_bound=chosen.on_bound, n_tasks=counts.n_tasks, n_observed=n_obs, counts=counts,
         candidates=candidates,
     )

@@ -74,6 +74,11 @@ class ZeroInflatedFit(LikelihoodResult):
         The data fitted.
     plain : MixtureFit
         The plain mixture fitted on the way (its optima start this fit).
+    zero_weight_identified : bool
+        False when no task succeeded on any trial: an atom at 0 and Beta
+        components near 0 then fit the data alike, so the atom's weight is
+        not estimated. It is set to its lower bound (no atom, the plain
+        mixture's fit) and its profile spans the whole box; the status says so.
     """
 
     zero_weight: float
@@ -93,6 +98,7 @@ class ZeroInflatedFit(LikelihoodResult):
     counts: Counts
     plain: Any = None
     local_optima: tuple = field(default=(), repr=False)
+    zero_weight_identified: bool = True
     _cache: dict = field(default_factory=dict, repr=False, compare=False)
     model_kind: ClassVar[str] = "zero_inflated"
 
@@ -140,6 +146,11 @@ class ZeroInflatedFit(LikelihoodResult):
         region.objective = objective
         return region
 
+    @property
+    def unidentified(self) -> tuple[str, ...]:
+        """``("logit_zero",)`` when no task succeeded (see ``zero_weight_identified``)."""
+        return () if self.zero_weight_identified else ("logit_zero",)
+
     # -- the model's own ---------------------------------------------------------
     @property
     def distribution(self) -> BetaMixture:
@@ -159,7 +170,10 @@ class ZeroInflatedFit(LikelihoodResult):
     def status(self) -> str:
         """One line on convergence and the atom."""
         text = "converged" if self.converged else "NOT converged"
-        if "logit_zero" in self.on_bound:
+        if not self.zero_weight_identified:
+            text += ("; the atom's weight is not identified (no task succeeded: an atom at 0 "
+                     "and success rates near 0 fit alike), set to 0")
+        elif "logit_zero" in self.on_bound:
             text += "; no atom at 0 (its weight is on its lower bound)"
         others = [n for n in self.on_bound if n != "logit_zero"]
         if others:
@@ -169,7 +183,9 @@ class ZeroInflatedFit(LikelihoodResult):
     def info(self) -> dict[str, Any]:
         """The fit at a glance: estimator, H, the atom's weight, log-likelihood, BIC, status."""
         return {"estimator": "zi_mixture", "n_components": self.n_components,
-                "zero_weight": self.zero_weight, "loglik": self.loglik, "bic": self.bic,
+                "zero_weight": self.zero_weight,
+                "zero_weight_identified": self.zero_weight_identified,
+                "loglik": self.loglik, "bic": self.bic,
                 "converged": self.converged, "on_bound": self.on_bound,
                 "status": self.status()}
 
@@ -248,14 +264,21 @@ def fit_zero_inflated(plain, *, n_init: int = 10, seed=0) -> ZeroInflatedFit:
     never = float(np.sum(weight[y == 0]) / np.sum(weight))
     t_start = float(np.clip(logit_fn(np.clip(0.8 * never, 1e-4, 0.99)), *ZERO_BOUNDS))
     low = ZERO_BOUNDS[0]
+    # no success anywhere: the plain optimum already puts every rate at ~0, and the atom's
+    # weight only trades places with it (the likelihood is flat in it to ~1e-8), so a climb
+    # would stop wherever it started; the one start with no atom makes the answer the plain
+    # fit's, whatever the seed
+    identified = bool(np.any(y > 0))
     optima, rows = {}, []
     for h, cand in plain.candidates.items():
         box = bounds(h)
         mix_box = box[:-1]
-        starts = [np.append(cand.params, low), np.append(cand.params, t_start)]
-        starts += [np.append(z, t_start) for z, _ in cand.local_optima[:3]]
-        starts += [np.append(_random_start(rng, h, rates, cum, mix_box), t_start)
-                   for _ in range(min(n_init, _N_RANDOM))]
+        starts = [np.append(cand.params, low)]
+        if identified:
+            starts.append(np.append(cand.params, t_start))
+            starts += [np.append(z, t_start) for z, _ in cand.local_optima[:3]]
+            starts += [np.append(_random_start(rng, h, rates, cum, mix_box), t_start)
+                       for _ in range(min(n_init, _N_RANDOM))]
         objective = get_objective(h)
         with objective.lock:
             objective.set_data(y, m, weight)
@@ -289,5 +312,5 @@ def fit_zero_inflated(plain, *, n_init: int = 10, seed=0) -> ZeroInflatedFit:
         bic_table=table, params=params, covariance=covariance, converged=bool(chosen.converged),
         on_bound=tuple(n for n, f in zip(names, chosen.on_bound) if f),
         n_tasks=counts.n_tasks, n_observed=counts.n_observed, counts=counts, plain=plain,
-        local_optima=tuple(chosen.local_optima))
+        local_optima=tuple(chosen.local_optima), zero_weight_identified=identified)
 
