@@ -1403,6 +1403,95 @@ class TestTaskSpread:
         assert_allclose(lo0, base * 0.5)
 
 
+class TestSpreadQuantiles:
+    """Issue 48: where few tasks carry a metric, its spread given the parameters is its own
+    distribution (drawn), not a log-normal matched to two moments."""
+
+    @pytest.mark.unit
+    def test_quantiles_replace_the_log_normal_where_given(self):
+        from passmix.inference import with_metric_spread
+        base = np.array([1e-3, 0.3, 0.9])
+        lower, upper = base * 0.9, np.minimum(base * 1.1, 1.0)
+        var = np.array([1e-6, 1e-4, 1e-4])
+        ln = with_metric_spread(base, lower, upper, var, 1.96)
+        # NaN quantiles: the log-normal, unchanged
+        nan = np.full(3, np.nan)
+        assert_allclose(with_metric_spread(base, lower, upper, var, 1.96, (nan, nan)), ln)
+        # a lower quantile of 0 (one task carries the metric and is most likely ~0)
+        # takes the lower end to 0; the upper end combines its offset on log(1 - M)
+        q_lo, q_hi = np.array([0.0, np.nan, 0.85]), np.array([3e-3, np.nan, 0.95])
+        lo, hi = with_metric_spread(base, lower, upper, var, 1.96, (q_lo, q_hi))
+        assert lo[0] == 0.0 and lo[1] == ln[0][1] and hi[1] == ln[1][1]
+        offset = np.hypot(np.log(1 - base[0]) - np.log(1 - upper[0]),
+                          np.log(1 - base[0]) - np.log(1 - 3e-3))
+        assert hi[0] == pytest.approx(1 - (1 - base[0]) * np.exp(-offset), rel=1e-12)
+        model = np.log(base[2] / lower[2])
+        assert lo[2] == pytest.approx(base[2] * np.exp(-np.hypot(model, np.log(0.9 / 0.85))))
+
+    @pytest.fixture(scope="class")
+    @staticmethod
+    def skewed():
+        """5 systems x 200 tasks, m = 5, the first with a U-shaped spread (concentration 3):
+        its Pass^125 is carried by a handful of tasks."""
+        rng = np.random.default_rng([2026, 4])
+        d = rng.normal(1.0, 1.5, 200)
+        y, m, _ = simulate_panel(rng, np.linspace(-1, 1, 5), [3.0, 10.0, 30.0, 100.0, 1e4],
+                                 d, 5)
+        return fit_pooled(Panel(y, m), seed=4)
+
+    def test_drawn_quantiles_match_brute_force(self, skewed):
+        # an independent draw: each task's difficulty from its whole posterior, then its
+        # success probability from the Beta given its counts, task by task
+        from scipy.special import expit
+        fit, i, k = skewed, 0, 125
+        r = fit.task_posterior()
+        eta = fit.abilities[i] - fit.grid
+        kappa = fit.concentrations[i]
+        y, m = fit.panel.successes[i], fit.panel.trials[i]
+        rng = np.random.default_rng(99)
+        draws = np.zeros(8000)
+        for j in range(r.shape[0]):
+            g = rng.choice(r.shape[1], size=draws.size, p=r[j] / r[j].sum())
+            mu = expit(eta[g])
+            theta = rng.beta(kappa * mu + y[j], kappa * (1 - mu) + m[j] - y[j])
+            draws += theta ** k / r.shape[0]
+        want = np.quantile(draws, [0.025, 0.975])
+        q_lo, q_hi = fit.metric_spread_quantiles("pass^k", np.array([k]), 0.95, rows=[i])
+        assert np.isfinite(q_lo[0, 0]), "few tasks carry Pass^125: its quantiles are drawn"
+        # Monte Carlo error of a 2.5% quantile of 2,000 and 8,000 draws, on a log scale
+        # where the lower tail spans decades
+        assert abs(np.log(q_lo[0, 0] / want[0])) < 0.5 * abs(np.log(want[0]))
+        assert q_hi[0, 0] == pytest.approx(want[1], rel=0.15)
+        # its lower end reaches the draws' (a log-normal's stayed 1e3 above them)
+        table = fit.delta("pass^k", [k], system=fit.systems[i])
+        assert table["lower"].iloc[0] <= q_lo[0, 0] * (1 + 1e-9)
+
+    def test_many_tasks_keep_the_log_normal(self, skewed):
+        q_lo, _ = skewed.metric_spread_quantiles("pass@k", np.array([1]), 0.95)
+        assert np.isnan(q_lo).all()
+
+
+@pytest.mark.slow
+def test_pass_hat_k_far_beyond_the_trials_covers():
+    """The pooled delta interval of Pass^125 from m = 5, simulated from the model itself
+    (``benchmarks/coverage_pooled.py``'s design, 16 replicates x 5 systems): the log-normal
+    spread covered 75%; its own distribution covers ~92% (30 replicates)."""
+    from scipy.special import expit
+    hits = []
+    for rep in range(16):
+        rng = np.random.default_rng([2026, rep])
+        d = rng.normal(1.0, 1.5, 200)
+        mu = expit(np.linspace(-1, 1, 5)[:, None] - d[None, :])
+        kappa = np.array([3.0, 10.0, 30.0, 100.0, 1e4])[:, None]
+        p = rng.beta(mu * kappa, (1 - mu) * kappa)
+        y = rng.binomial(5, p)
+        fit = fit_pooled(Panel(y, np.full(y.shape, 5)), seed=rep)
+        table = fit.delta("pass^k", [125])
+        truth = np.mean(p ** 125, axis=1)
+        hits += list((table["lower"] <= truth) & (truth <= table["upper"]))
+    assert np.mean(hits) >= 0.85, np.mean(hits)
+
+
 class TestSandwich:
     """The task-level sandwich that widens the pooled intervals where the model is wrong."""
 

@@ -27,6 +27,10 @@ Such a fit is a :class:`UnitsResult`: it holds ``params``, ``loglik``,
   of each unit's metric given the coordinates (the benchmark's own tasks,
   whose success probabilities stay uncertain at known parameters); zero if
   the model has none;
+* ``metric_spread_quantiles(metric, k_arr, level, rows=None)``: that
+  metric's own quantiles given the coordinates at the interval's tails,
+  where the model computes them (NaN elsewhere, or None): they replace the
+  log-normal matched to the variance (:func:`with_metric_spread`);
 * ``default_method(i)``: the interval method unit i gets by default;
 * ``ridge_points(level)``: points of the likelihood region that the delta
   method cannot see from the estimate (a coordinate on a flat ridge to its
@@ -58,7 +62,7 @@ from .orderings import repair_across_metrics
 __all__ = ["Unit", "UnitsResult", "with_metric_spread"]
 
 
-def with_metric_spread(base, lower, upper, variance, z_crit: float
+def with_metric_spread(base, lower, upper, variance, z_crit: float, quantiles=None
                        ) -> tuple[np.ndarray, np.ndarray]:
     """Widen a metric's model ends by the spread the metric has given the parameters.
 
@@ -81,6 +85,13 @@ def with_metric_spread(base, lower, upper, variance, z_crit: float
         The metric's variance given the parameters.
     z_crit : float
         The normal quantile of the interval's level.
+    quantiles : tuple of array_like, optional
+        ``(q_lo, q_hi)``: the metric's own quantiles given the parameters at
+        the interval's tails, where the model has them (NaN elsewhere). There
+        they replace the log-normal's: ``log(M / q_lo)`` and ``log((1 - M) /
+        (1 - q_hi))`` are the spread's offsets (a ``q_lo`` of 0 takes the
+        lower end to 0, as the metric's distribution does when one task
+        carries it and is most likely ~0).
 
     Returns
     -------
@@ -108,6 +119,9 @@ def with_metric_spread(base, lower, upper, variance, z_crit: float
         # the lower end on log M (log-normal spread), exact for M far below 1
         sigma2 = np.log1p(variance / base ** 2)
         spread = np.nan_to_num(0.5 * sigma2 + z_crit * np.sqrt(sigma2), posinf=np.inf)
+        if quantiles is not None:
+            q_lo = np.minimum(np.asarray(quantiles[0], dtype=float), base)
+            spread = np.where(np.isnan(q_lo), spread, np.log(base) - np.log(q_lo))
         model = np.log(base) - np.log(np.maximum(lower, 0.0))
         moved = base * np.exp(-np.hypot(np.nan_to_num(model, nan=0.0), spread))
         new_lower = np.where(base > 0, np.minimum(moved, lower), lower)
@@ -116,6 +130,9 @@ def with_metric_spread(base, lower, upper, variance, z_crit: float
         comp = 1.0 - base
         sigma2 = np.log1p(variance / comp ** 2)
         spread = np.nan_to_num(0.5 * sigma2 + z_crit * np.sqrt(sigma2), posinf=np.inf)
+        if quantiles is not None:
+            q_hi = np.maximum(np.asarray(quantiles[1], dtype=float), base)
+            spread = np.where(np.isnan(q_hi), spread, np.log1p(-base) - np.log1p(-q_hi))
         model = np.log1p(-base) - np.log1p(-np.minimum(upper, 1.0))
         step = -np.expm1(-np.hypot(np.nan_to_num(model, nan=0.0), spread))
         new_upper = np.where(comp > 0, np.maximum(base + comp * step, upper), upper)
@@ -167,6 +184,13 @@ class UnitsResult:
         """(len(rows), K) variance of each unit's metric given the coordinates: none here."""
         n = len(self.units) if rows is None else len(list(rows))
         return np.zeros((n, np.asarray(k_arr).size))
+
+    def metric_spread_quantiles(self, metric: str, k_arr: np.ndarray, level: float,
+                                rows=None) -> tuple[np.ndarray, np.ndarray] | None:
+        """The metric's own quantiles given the coordinates at the interval's tails,
+        ``(q_lo, q_hi)`` each (len(rows), K), NaN where the log-normal of
+        :func:`with_metric_spread` serves: none here."""
+        return None
 
     def default_method(self, i: int) -> str:
         """The interval method unit i gets when none is asked: the profile here."""
@@ -284,7 +308,8 @@ class UnitsResult:
         # probability scale (on the logit scale it is divided by M^2, which for a small
         # Pass^k blows up to an interval of ~1)
         spread = self.metric_spread(metric, k_arr)
-        lower, upper = with_metric_spread(base, lower, upper, spread, normal_quantile(level))
+        lower, upper = with_metric_spread(base, lower, upper, spread, normal_quantile(level),
+                                          self.metric_spread_quantiles(metric, k_arr, level))
         # at a huge horizon M and both ends can round to 1 (or to 0) though the logit
         # interval has width: an end one double away says so instead of a point
         lower, upper = widen_degenerate(lower, upper)
@@ -352,7 +377,10 @@ class UnitsResult:
         base = self.metric_values(metric, k_arr, rows=[i])[0]
         lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
         spread = self.metric_spread(metric, k_arr, rows=[i])[0]
-        lower, upper = with_metric_spread(base, lower, upper, spread, normal_quantile(level))
+        quantiles = self.metric_spread_quantiles(metric, k_arr, level, rows=[i])
+        lower, upper = with_metric_spread(
+            base, lower, upper, spread, normal_quantile(level),
+            None if quantiles is None else (quantiles[0][0], quantiles[1][0]))
         lower, upper = repair_across_metrics({metric: (k_arr, base, lower, upper)})[metric]
         for arr in (lower, upper):
             arr.flags.writeable = False

@@ -278,6 +278,96 @@ class PooledIntervals:
         """The :class:`~passmix.inference.units.UnitsResult` hook: :meth:`task_variance`."""
         return self.task_variance(metric, k_arr, rows)
 
+    def metric_spread_quantiles(self, metric: str, k_arr: np.ndarray, level: float,
+                                rows=None) -> tuple[np.ndarray, np.ndarray]:
+        """The :class:`~passmix.inference.units.UnitsResult` hook: the ends of each system's
+        metric given the parameters, (len(rows), K) each, where few tasks carry it.
+
+        Task j's success probability given the data and the parameters is a
+        mixture of Betas over the difficulty grid, independent across tasks,
+        so the benchmark metric is an average of independent terms. Where
+        many tasks carry its variance that average is close to normal and the
+        log-normal of :func:`~passmix.inference.units.with_metric_spread` is
+        left to it (NaN here). Where few do (an effective number of tasks
+        ``(sum v_j)^2 / sum v_j^2`` below :data:`_SPREAD_TASKS`: Pass^k far
+        beyond the trials, where one or two tasks carry it and it is ~0
+        otherwise) and the horizon is beyond the panel's most trials, its
+        quantiles at ``(1 -+ level) / 2`` are drawn: 2,000 draws of every
+        task's probability from its posterior over the whole grid (from a
+        fixed seed per system; tasks whose mean is below 1e-9 of the largest
+        and whose variance is below 1e-12 of the largest at their means).
+        Pass@k and Pass^k screen by their own per-task variances, AUC@k by
+        Pass@k's.
+        """
+        # the screen's moments over the derivatives' window of each task's posterior (a
+        # dozen grid points of 141 on a large panel); the draws over the whole grid: the
+        # lower end lives in its tails (a task solved every time may still be hard), which
+        # the window drops (drawn from it, quantiles were 1e3 too high where a truth was
+        # ~1e-8)
+        index, r_window = self.derivatives().window()                 # (J, W) each
+        r = self.derivatives().r                                       # (J, G)
+        a, log_kappa, _, log_s = self._coordinates(self.params)
+        n_tasks = r.shape[0]
+        rows = list(range(self.layout.n_systems) if rows is None else rows)
+        k_arr = np.asarray(k_arr, dtype=int)
+        q_lo = np.full((len(rows), k_arr.size), np.nan)
+        q_hi = np.full((len(rows), k_arr.size), np.nan)
+        tail = (1.0 - level) / 2.0
+        # within the trials the counts pin each task down and the log-normal serves
+        beyond = k_arr > self.panel.trials.max()
+        if not beyond.any():
+            return q_lo, q_hi
+        cum_r = np.cumsum(r, axis=1)
+        cum_r /= cum_r[:, -1:]
+        for n, i in enumerate(rows):
+            alpha, beta = beta_shapes(a[i:i + 1], log_kappa[i:i + 1], self.grid, log_s[i:i + 1])
+            pairs, member = self._pairs(i)
+            codes = np.argmax(member, axis=0)
+            y_j, f_j = pairs[0][codes], (pairs[1] - pairs[0])[codes]
+            # each task's moments at the horizons beyond the trials only (the others keep
+            # the log-normal): (J, K) with zeros elsewhere
+            m1, m2 = _beta_moments(alpha[0][index] + y_j[:, None], beta[0][index] + f_j[:, None],
+                                   k_arr[beyond], metric == "pass^k")    # (J, W, K')
+            e1 = np.zeros((n_tasks, k_arr.size))
+            var = np.zeros((n_tasks, k_arr.size))
+            e1[:, beyond] = np.einsum("jw,jwk->jk", r_window, m1)
+            var[:, beyond] = np.maximum(np.einsum("jw,jwk->jk", r_window, m2)
+                                        - e1[:, beyond] ** 2, 0.0)
+            total = var.sum(axis=0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                n_eff = total ** 2 / np.sum(var ** 2, axis=0)
+            few = (total > 0) & (n_eff < _SPREAD_TASKS) & beyond
+            if not few.any():
+                continue
+            # every task whose mean or variance is not negligible is drawn: where the
+            # metric can be ~0 its lower end is set by the tasks' small means as much as by
+            # the few large variances (the tasks of all but 1e-6 of the variance, the
+            # others at their means, put a floor 1e3 above the lower end of the draws);
+            # AUC@k's means taken as Pass@k's, which bound them
+            mean = e1 if metric == "pass^k" else 1.0 - e1
+            drawn = (np.any(mean[:, few] > 1e-9 * mean[:, few].max(axis=0), axis=1)
+                     | np.any(var[:, few] > 1e-12 * var[:, few].max(axis=0), axis=1))
+            tasks = np.flatnonzero(drawn)
+            rest = mean[~drawn].sum(axis=0)
+            rng = np.random.default_rng([0, i])
+            # each draw's grid point from its task's posterior, by one search over the
+            # posteriors' cumulative weights laid end to end (task t's shifted by t)
+            width = r.shape[1]
+            shift = np.arange(tasks.size)
+            flat = (cum_r[tasks] + shift[:, None]).ravel()
+            u = rng.random((_SPREAD_DRAWS, tasks.size)) + shift[None, :]
+            pick = np.minimum(np.searchsorted(flat, u, side="right") - shift * width,
+                              width - 1)                               # (S, T)
+            theta = rng.beta(alpha[0][pick] + y_j[tasks], beta[0][pick] + f_j[tasks])
+            for c in np.flatnonzero(few):
+                g = _task_metric(metric, theta, int(k_arr[c]))
+                # the draws as they are, not centred on the estimate: near 0 a centring's
+                # Monte Carlo error (1e-6) would swamp a lower end of 1e-8
+                draws = (g.sum(axis=1) + rest[c]) / n_tasks
+                lo, hi = np.quantile(draws, [tail, 1.0 - tail])
+                q_lo[n, c], q_hi[n, c] = min(max(lo, 0.0), 1.0), min(max(hi, 0.0), 1.0)
+        return q_lo, q_hi
+
     def task_variance(self, metric: str, k_arr: np.ndarray, rows=None) -> np.ndarray:
         """(I, K) variance of each system's benchmark metric given the data, at the optimum.
 
@@ -451,6 +541,24 @@ class PooledIntervals:
 
 # moments up to this order come from running products, higher ones from log-Beta values
 _PRODUCT_ORDER = 512
+#: Effective number of tasks below which the metric's spread given the parameters is
+#: drawn instead of taken as a log-normal (:meth:`PooledIntervals.metric_spread_quantiles`)
+_SPREAD_TASKS = 30
+_SPREAD_DRAWS = 2000
+
+
+def _task_metric(metric: str, theta: np.ndarray, k: int) -> np.ndarray:
+    """Each task's metric at success probability `theta`: Pass@k, Pass^k or AUC@k
+    (``1 - (1 - theta)(1 - (1 - theta)^k) / (k theta)``, the mean of Pass@h, h <= k)."""
+    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
+        log_miss = np.log1p(-theta)
+        if metric == "pass^k":
+            return np.exp(k * np.log(theta))
+        if metric == "pass@k":
+            return -np.expm1(k * log_miss)
+        auc = 1.0 - (1.0 - theta) * -np.expm1(k * log_miss) / (k * theta)
+        # theta -> 0: AUC@k -> (k + 1) theta / 2
+        return np.where(theta * k < 1e-8, 0.5 * (k + 1) * theta, auc)
 
 
 def _beta_moments(alpha: np.ndarray, beta: np.ndarray, horizons: np.ndarray, pass_hat: bool
