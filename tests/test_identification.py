@@ -212,3 +212,24 @@ def test_two_components_mirror(name):
         mlo, mhi = mirror.interval(there, ks)
         np.testing.assert_allclose(lo, 1 - mhi, atol=0.01)
         np.testing.assert_allclose(hi, 1 - mlo, atol=0.01)
+
+
+def test_never_solved_is_named():
+    # issue 48, section 2: the tasks that decide Pass@k far beyond the trials are counted,
+    # and the text table says what the estimate assumes of them
+    y = np.array([0, 0, 3, 0, 5, 1, 0, 2])
+    fit = _quiet_fit(passmix.Counts(np.append(y, 0), np.append(np.full(8, 5), 0)), seed=0)
+    assert fit.never_solved == 4  # the task without trials is not counted
+    assert fit.info()["never_solved"] == 4
+    zi = _quiet_fit(passmix.Counts(y, np.full(8, 5)), seed=0, zero_inflated=True)
+    assert zi.info()["never_solved"] == 4
+    # half the tasks never solved in 20 trials, the others solved most of the time: BIC
+    # (zi_mixture is zero_inflated="auto") keeps the atom
+    atom = passmix.Counts(np.r_[np.zeros(20, int), np.full(20, 16)], np.full(40, 20))
+    for counts, method, clause in (
+            (passmix.Counts(y, np.full(8, 5)), "mixture",
+             "4 tasks never solved, taken as solvable"),
+            (atom, "zi_mixture", "20 tasks never solved, an atom at 0 of weight")):
+        groups = {("a",): counts}
+        table = passmix.estimate_table(groups, ["model"], k=[100], method=method, seed=0)
+        assert clause in passmix.tables.format_table(table, groups, ["model"], 0.95)

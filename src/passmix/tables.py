@@ -283,7 +283,7 @@ def estimate_table(
 #: What ``attrs["fits"]`` keeps of a model's ``info()``.
 _FIT_KEYS = ("n_components", "loglik", "bic", "converged", "status")
 # and, where the model reports them, what names it in the text table's header
-_FIT_LABELS = ("estimator", "family", "n_systems", "slope")
+_FIT_LABELS = ("estimator", "family", "n_systems", "slope", "never_solved", "zero_weight")
 
 @dataclass
 class _GroupRows:
@@ -492,6 +492,7 @@ def format_table(
             status = f.get("status", "converged" if f["converged"] else "NOT converged")
             if status != "converged":
                 head += f" ({status.removeprefix('converged; ')})"
+            head += _never_solved_note(f)
         mask = np.ones(len(table), dtype=bool)
         for col, val in zip(group_cols, key):
             mask &= (table[col] == _plain(val)).to_numpy()
@@ -525,6 +526,18 @@ def _fit_label(fit: Mapping[str, Any]) -> str:
     h = fit["n_components"]
     return (f"Beta mixture, {h} component{'s' if h > 1 else ''} (BIC), "
             f"log-likelihood {fit['loglik']:.3f}")
+
+
+def _never_solved_note(fit: Mapping[str, Any]) -> str:
+    """What a single-system fit assumes of the tasks it never saw solved, in a clause."""
+    n = fit.get("never_solved")
+    if not n:
+        return ""
+    if fit.get("estimator") == "zi_mixture":
+        return (f"; {n} task{'s' if n > 1 else ''} never solved, an atom at 0 of weight "
+                f"{fit['zero_weight']:.3g}")
+    return (f"; {n} task{'s' if n > 1 else ''} never solved, taken as solvable beyond the "
+            "trials (zero_inflated=True allows impossible ones)")
 
 
 def _pooled_note(fit: Mapping[str, Any]) -> str:

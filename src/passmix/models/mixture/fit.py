@@ -348,11 +348,25 @@ class MixtureFit(LikelihoodResult):
         --------
         >>> import passmix
         >>> sorted(passmix.fit(passmix.Counts([0, 1, 3], [5, 5, 5]), seed=0).info())
-        ['bic', 'converged', 'estimator', 'loglik', 'n_components', 'on_bound', 'status']
+        ['bic', 'converged', 'estimator', 'loglik', 'n_components', 'never_solved', 'on_bound', 'status']
         """
         return {"estimator": "mixture", "n_components": self.n_components,
                 "loglik": self.loglik, "bic": self.bic, "converged": self.converged,
-                "on_bound": self.on_bound, "status": self.status()}
+                "on_bound": self.on_bound, "status": self.status(),
+                "never_solved": self.never_solved}
+
+    @property
+    def never_solved(self) -> int:
+        """Tasks with trials and no success in any of them.
+
+        Pass@k far beyond the trials is decided by them: the Beta mixture
+        takes each to be solvable at some small rate, never impossible. Where
+        some may be impossible (a wrong reference answer, a broken
+        environment), compare ``passmix.fit(counts, zero_inflated=True)``,
+        which gives them an atom at 0.
+        """
+        y, m, weight = self.counts.pairs()
+        return int(np.sum(weight[(y == 0) & (m > 0)]))
 
     def _header(self) -> str:
         trials = self.counts.trials[self.counts.trials > 0]

@@ -182,8 +182,10 @@ class ZeroInflatedFit(LikelihoodResult):
 
     def info(self) -> dict[str, Any]:
         """The fit at a glance: estimator, H, the atom's weight, log-likelihood, BIC, status."""
+        y, m, weight = self.counts.pairs()
         return {"estimator": "zi_mixture", "n_components": self.n_components,
                 "zero_weight": self.zero_weight,
+                "never_solved": int(np.sum(weight[(y == 0) & (m > 0)])),
                 "zero_weight_identified": self.zero_weight_identified,
                 "loglik": self.loglik, "bic": self.bic,
                 "converged": self.converged, "on_bound": self.on_bound,
