@@ -187,7 +187,8 @@ class TestDeltaOnABound:
 
 
 # Two-component data sets (m = 5) on which the profile search's ends fell short of the
-# mirror image's by 0.01-0.04 (HEAD bc6f1df: 106 at every seed, 201 at seed 1). The search's distances were scaled by standard errors up
+# mirror image's by 0.01-0.04 (201 at seed 1 fails on bc6f1df; 106 did in a
+# helper's runs of it, at every seed). The search's distances were scaled by standard errors up
 # to 1e3 times the box, which merged distinct optima, starts and ends (issue 48). Still
 # open: on 137 a fit from seed 1 reaches the same optimum and an upper end of Pass^10
 # 0.010 short of seed 0's (the region's anchors are the fit's own local optima).

@@ -167,6 +167,12 @@ class LikelihoodRegion:
         coordinate (its logit moves with it, as a relative ability does) is
         better searched in z itself: there the region's edge can lie tens of
         units from the bound, which expit squeezes against 1.
+    max_scale : float, optional
+        Cap each coordinate's distance scale (its standard error in the
+        search coordinates, by which the search tells points apart) at this
+        fraction of its box. Where the information is nearly singular the
+        standard errors can exceed the whole box, and then no two points are
+        apart: distinct optima, starts and ends are merged.
     moves : callable, optional
         ``moves(z)`` -> curves ``t -> z(t)`` through `z` (at t = 0) along which
         one part of the model moves alone (for a mixture, one component's mean
@@ -235,7 +241,8 @@ class LikelihoodRegion:
 
     def __init__(self, objective, params, threshold: float, covariance, box, anchors=(),
                  probes=(), neighbours: Callable | None = None, logistic=None,
-                 moves: Callable | None = None, held_logistic: bool = True):
+                 moves: Callable | None = None, held_logistic: bool = True,
+                 max_scale: float | None = None):
         self.objective = objective
         self.threshold = float(threshold)
         z_hat = np.asarray(params, dtype=float)
@@ -254,13 +261,9 @@ class LikelihoodRegion:
         cov_x[:, held] = 0.0
         cov_x[held, held] = 1.0
         self.cov_x = np.where(np.isfinite(cov_x), cov_x, 0.0)
-        # at most a tenth of the box: where the information is nearly singular (a mixture
-        # with a component at a limit) the standard error in the search coordinates was
-        # up to 1e3 times the whole box, and every "are these points apart" test said no,
-        # merging local optima, starts and ends (2-component data sets: the same data
-        # and their mirror image gave upper ends 0.80 and 0.84)
-        self._scale = np.minimum(np.sqrt(np.maximum(np.diag(self.cov_x), 1e-12)),
-                                 0.1 * (self.box[:, 1] - self.box[:, 0]))
+        self._scale = np.sqrt(np.maximum(np.diag(self.cov_x), 1e-12))
+        if max_scale is not None:
+            self._scale = np.minimum(self._scale, max_scale * (self.box[:, 1] - self.box[:, 0]))
         self._given = [np.asarray(a, dtype=float) for a in anchors]
         self._probes = [np.asarray(p, dtype=float) for p in probes]
         self._neighbours = neighbours

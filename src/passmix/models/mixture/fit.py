@@ -295,7 +295,13 @@ class MixtureFit(LikelihoodResult):
                 bounds(h), anchors, probes,
                 neighbours=_Neighbours(h, self.counts) if h > 1 else None,
                 logistic=np.ones(n_free_parameters(h), dtype=bool),
-                moves=(lambda z, h=h: _component_moves(z, h)) if h > 1 else None)
+                moves=(lambda z, h=h: _component_moves(z, h)) if h > 1 else None,
+                # a tenth of the box at most: where the information is nearly singular (a
+                # component at a limit) the standard errors in the search coordinates were
+                # up to 1e3 times the whole box, and every "are these points apart" test
+                # said no, merging local optima, starts and ends (two-component data
+                # sets: the same data and their mirror image gave upper ends 0.29, 0.33)
+                max_scale=0.1)
             region = self._cache[key]
             if h == 1:
                 # two coordinates: the region is one piece around the estimate, curved
