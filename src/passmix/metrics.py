@@ -24,7 +24,7 @@ from scipy.special import digamma
 from ._special import expm1_ratio, log_rising_ratio, log_rising_ratio_per_d
 from ._validation import check_k, check_metric, check_mixture
 
-__all__ = ["auc_at_k", "metric_value", "pass_at_k", "pass_hat_k"]
+__all__ = ["auc_at_k", "metric_at_rate", "metric_value", "pass_at_k", "pass_hat_k"]
 
 #: smallest normal double: metric values below it are reported as 0
 TINY = np.finfo(float).tiny
@@ -389,6 +389,47 @@ def auc_at_k(weights, alpha, beta, k):
     True
     """
     return metric_value("auc@k", weights, alpha, beta, k)
+
+
+def metric_at_rate(metric: str, p, k) -> np.ndarray:
+    """Pass@k, Pass^k or AUC@k of a task whose success probability is exactly `p`.
+
+    ``p^k``, ``1 - (1 - p)^k`` and ``1 - (1 - p)(1 - (1 - p)^k) / (k p)`` (the
+    mean of Pass@h over h <= k; 0 at p = 0), element-wise over broadcast `p`
+    and `k`, written so that a small p keeps its relative accuracy: the naive
+    plug-in (p = y / m) and a draw of task probabilities share it.
+
+    Parameters
+    ----------
+    metric : {"pass@k", "pass^k", "auc@k"}
+        The metric (not validated: callers have).
+    p : array_like
+        Success probabilities in [0, 1].
+    k : array_like of int
+        Horizons, broadcast against `p`.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Examples
+    --------
+    >>> from passmix.metrics import metric_at_rate
+    >>> [round(float(metric_at_rate(m, 0.5, 2)), 3) for m in ("pass@k", "pass^k", "auc@k")]
+    [0.75, 0.25, 0.625]
+    """
+    p = np.asarray(p, dtype=float)
+    if metric == "pass^k":
+        return p**k
+    # log(1 - p), with -inf at p = 1 so that (1 - p)^k = exp(k log(1 - p)) = 0.
+    log_q = np.full_like(p, -np.inf)
+    np.log1p(-p, out=log_q, where=p < 1)
+    pass_at = -np.expm1(k * log_q)  # 1 - (1 - p)^k, accurate for small p
+    if metric == "pass@k":
+        return pass_at
+    # AUC@k = 1 - (1/k) sum_{r=1..k} q^r, and sum_{r=1..k} q^r = q (1 - q^k) / p.
+    safe_p = np.where(p > 0, p, 1.0)
+    return np.where(p > 0, 1.0 - (1.0 - p) * pass_at / (safe_p * k), 0.0)
 
 
 def logit_with_zero_atom(logit_m, zero_weight):

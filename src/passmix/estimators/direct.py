@@ -21,6 +21,7 @@ import numpy as np
 
 from .._special import log_binom_ratio
 from .._validation import check_k, check_metric
+from ..metrics import metric_at_rate
 from ..data.counts import Counts, as_counts
 from .base import PointEstimates
 
@@ -57,18 +58,7 @@ def _average(per_pair: np.ndarray, count: np.ndarray, scalar: bool) -> float | n
 # --------------------------------------------------------------------------
 def _naive(y: np.ndarray, m: np.ndarray, metric: str, k: np.ndarray) -> np.ndarray:
     """Per-pair naive values, shape (G, K), for column pairs and row horizons."""
-    p = y / m
-    if metric == "pass^k":
-        return p**k
-    # log(1 - p), with -inf at p = 1 so that (1 - p)^k = exp(k log(1 - p)) = 0.
-    log_q = np.full_like(p, -np.inf)
-    np.log1p(-p, out=log_q, where=p < 1)
-    pass_at = -np.expm1(k * log_q)  # 1 - (1 - p)^k, accurate for small p
-    if metric == "pass@k":
-        return pass_at
-    # AUC@k = 1 - (1/k) sum_{r=1..k} q^r, and sum_{r=1..k} q^r = q (1 - q^k) / p.
-    safe_p = np.where(p > 0, p, 1.0)
-    return np.where(p > 0, 1.0 - (1.0 - p) * pass_at / (safe_p * k), 0.0)
+    return metric_at_rate(metric, y / m, k)
 
 
 def naive_estimate(counts, metric: str, k) -> float | np.ndarray:

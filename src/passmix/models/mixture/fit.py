@@ -180,7 +180,7 @@ class MixtureFit(LikelihoodResult):
         if not self.single_trial:
             return ()
         return tuple(name for name in coordinate_names(self.n_components)
-                     if not name.startswith("logit_mean_first"))
+                     if name != "logit_mean_first")
 
     def status(self) -> str:
         """One line on convergence and boundaries, e.g. for a table header.

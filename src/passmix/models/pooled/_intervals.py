@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import betaln, expit
 
-from ...metrics import evaluate_logit
+from ...metrics import evaluate_logit, metric_at_rate
 from ...inference.optimize import at_bound, covariance_from_information
 from ...inference.profile import LikelihoodRegion, region_drop
 from ._layout import _box
@@ -364,7 +364,7 @@ class PooledIntervals:
                               width - 1)                               # (S, T)
             theta = rng.beta(alpha[0][pick] + y_j[tasks], beta[0][pick] + f_j[tasks])
             for c in np.flatnonzero(few):
-                g = _task_metric(metric, theta, int(k_arr[c]))
+                g = metric_at_rate(metric, theta, int(k_arr[c]))
                 # the draws as they are, not centred on the estimate: near 0 a centring's
                 # Monte Carlo error (1e-6) would swamp a lower end of 1e-8
                 draws = (g.sum(axis=1) + rest[c]) / n_tasks
@@ -549,20 +549,6 @@ _PRODUCT_ORDER = 512
 #: drawn instead of taken as a log-normal (:meth:`PooledIntervals.metric_spread_quantiles`)
 _SPREAD_TASKS = 30
 _SPREAD_DRAWS = 2000
-
-
-def _task_metric(metric: str, theta: np.ndarray, k: int) -> np.ndarray:
-    """Each task's metric at success probability `theta`: Pass@k, Pass^k or AUC@k
-    (``1 - (1 - theta)(1 - (1 - theta)^k) / (k theta)``, the mean of Pass@h, h <= k)."""
-    with np.errstate(divide="ignore", invalid="ignore", under="ignore"):
-        log_miss = np.log1p(-theta)
-        if metric == "pass^k":
-            return np.exp(k * np.log(theta))
-        if metric == "pass@k":
-            return -np.expm1(k * log_miss)
-        auc = 1.0 - (1.0 - theta) * -np.expm1(k * log_miss) / (k * theta)
-        # theta -> 0: AUC@k -> (k + 1) theta / 2
-        return np.where(theta * k < 1e-8, 0.5 * (k + 1) * theta, auc)
 
 
 def _beta_moments(alpha: np.ndarray, beta: np.ndarray, horizons: np.ndarray, pass_hat: bool
