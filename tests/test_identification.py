@@ -79,8 +79,9 @@ class TestOneTrialPerTask:
         ks = [2, 10, 100]
         np.testing.assert_allclose(fit.metric("pass^k", ks), 1 - mirror.metric("pass@k", ks),
                                    atol=1e-6)
-        lo, hi = fit.interval("pass^k", ks)
-        mlo, mhi = mirror.interval("pass@k", ks)
+        # the model's own intervals: the default's atom at 0 has no mirror (issue 48)
+        lo, hi = fit.interval("pass^k", ks, conditional=True)
+        mlo, mhi = mirror.interval("pass@k", ks, conditional=True)
         np.testing.assert_allclose(lo, 1 - mhi, atol=1e-3)
         np.testing.assert_allclose(hi, 1 - mlo, atol=1e-3)
 
@@ -100,8 +101,11 @@ class TestOneTrialPerTask:
         ks = np.array([2, 10, 100])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FitWarning)
-            lo, hi = fit.interval("pass@k", ks, method=method)
+            lo, hi = fit.interval("pass@k", ks, method=method, conditional=True)
+            wide_lo, wide_hi = fit.interval("pass@k", ks, method=method)
         np.testing.assert_allclose(lo, mu_lo, atol=2e-3)
+        # the default also holds these tasks' metric and the atom at 0: never narrower
+        assert np.all(wide_lo <= lo + 1e-12) and np.all(wide_hi >= hi - 1e-12)
         np.testing.assert_allclose(hi, 1 - (1 - mu_hi) ** ks, atol=2e-3)
 
 
@@ -112,7 +116,7 @@ class TestNoSuccess:
     def test_pass_hat_k_upper_end_reaches_the_supremum(self, j, m):
         fit = _quiet_fit(passmix.Counts(np.zeros(j, int), np.full(j, m)), seed=0)
         sup = 1 - np.exp(-CUT / j)
-        _, hi = fit.interval("pass^k", [10, 1000])
+        _, hi = fit.interval("pass^k", [10, 1000], conditional=True)
         # the box's smallest concentration (e^-16) leaves ~1e-6; e^-7 had left ~1e-3
         np.testing.assert_allclose(hi, sup, atol=2e-5)
         assert np.all(hi <= sup + 1e-6)
@@ -209,8 +213,9 @@ def test_two_components_mirror(name):
     mirror = passmix.fit(passmix.Counts(m - y, m), n_components=2, seed=seed)
     assert abs(fit.loglik - mirror.loglik) < 1e-3
     for here, there in (("pass^k", "pass@k"), ("pass@k", "pass^k")):
-        lo, hi = fit.interval(here, ks)
-        mlo, mhi = mirror.interval(there, ks)
+        # the model's own: the default's atom at 0 has no mirror, an atom at 1 (issue 48)
+        lo, hi = fit.interval(here, ks, conditional=True)
+        mlo, mhi = mirror.interval(there, ks, conditional=True)
         np.testing.assert_allclose(lo, 1 - mhi, atol=0.01)
         np.testing.assert_allclose(hi, 1 - mlo, atol=0.01)
 
@@ -229,7 +234,7 @@ def test_never_solved_is_named():
     atom = passmix.Counts(np.r_[np.zeros(20, int), np.full(20, 16)], np.full(40, 20))
     for counts, method, clause in (
             (passmix.Counts(y, np.full(8, 5)), "mixture",
-             "4 tasks never solved, taken as solvable"),
+             "4 tasks never solved: beyond the trials the intervals also span an atom at 0"),
             (atom, "zi_mixture", "20 tasks never solved, an atom at 0 of weight")):
         groups = {("a",): counts}
         table = passmix.estimate_table(groups, ["model"], k=[100], method=method, seed=0)

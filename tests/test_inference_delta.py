@@ -217,9 +217,9 @@ class TestUnsupportedIntervals:
         is ~0.999, far outside the interval, and the profile interval reaches 0.9998."""
         fit = passmix.fit(passmix.Counts([2, 3, 5, 2, 0, 4], np.full(6, 5)), seed=0)
         with pytest.warns(FitWarning, match=r"not supported by the data \(auc@k at k = 1e\+18\)"):
-            lower, upper = fit.interval("auc@k", 10**18, method="delta")
+            lower, upper = fit.interval("auc@k", 10**18, method="delta", conditional=True)
         assert 1 - 1e-14 < lower < upper
-        profile_lower, _ = fit.interval("auc@k", 10**18)
+        profile_lower, _ = fit.interval("auc@k", 10**18, conditional=True)
         assert profile_lower < 0.9999
         with pytest.warns(FitWarning, match="auc@k at k = 1e"):
             fit.summary([10, 10**18], method="delta")

@@ -205,7 +205,7 @@ class TestProperties:
         assert np.all(at["auc@k"]["upper"].to_numpy() <= at["pass@k"]["upper"].to_numpy())
 
     def test_interval_default_is_profile(self, fit):
-        lo, hi = fit.interval("pass^k", 100)
+        lo, hi = fit.interval("pass^k", 100, conditional=True)
         res = fit.profile("pass^k", 100)
         assert (lo, hi) == (res.lower[0], res.upper[0])
         with pytest.raises(ValueError, match="unknown interval method"):

@@ -2,7 +2,7 @@
 
 Run:  python docs/results/shape_coverage.py [--reps 100] [--tasks 75] [--m 5 10 50]
                                             [--truths bimodal impossible power_law]
-                                            [--methods profile delta zi_auto]
+                                            [--methods profile delta model zi_auto]
 
 Each replicate draws J tasks' success probabilities from a truth, m trials of
 each, fits ``passmix.fit`` with its defaults (BIC over H = 1..4, no atom at 0)
@@ -15,8 +15,12 @@ the benchmark-level quantity a user's reference would measure. The truths
 * ``impossible``: 30% of tasks at success rate 0, the rest Beta(1, 2);
 * ``power_law``: 10% at 0 and 90% Beta(0.1, 1.5), a heavy tail near 0.
 
-Methods: ``profile`` (the default), ``delta``, and ``zi_auto``
-(``zero_inflated="auto"``, its profile intervals). Prints and writes
+Methods: ``profile`` (the default interval: beyond the trials it joins the
+metric over the observed tasks and, where some task was never solved, the
+zero-inflated fit's, see ``MixtureFit.beyond_the_trials``), ``delta`` (the same
+with delta-method parts), ``model`` (``conditional=True``: the Beta mixture's
+own profile interval, the default before issue 48) and ``zi_auto``
+(``zero_inflated="auto"``, its conditional profile intervals). Prints and writes
 ``shape_coverage.csv`` (every interval) and ``shape_coverage.md`` (coverage,
 mean width in points and the share of fits with H = 1, per cell) beside this
 script.
@@ -66,13 +70,15 @@ def replicate(truth: str, m: int, rep: int, n_tasks: int, methods) -> list[dict]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         plain = passmix.fit(counts, seed=rep)
-        fits = {"profile": (plain, "profile"), "delta": (plain, "delta")}
+        fits = {"profile": (plain, "profile", False), "delta": (plain, "delta", False),
+                "model": (plain, "profile", True)}
         if "zi_auto" in methods:
-            fits["zi_auto"] = (passmix.fit(counts, seed=rep, zero_inflated="auto"), "profile")
+            fits["zi_auto"] = (passmix.fit(counts, seed=rep, zero_inflated="auto"), "profile",
+                               True)
         for method in methods:
-            res, how = fits[method]
+            res, how, conditional = fits[method]
             for metric, k in CELLS:
-                lo, hi = res.interval(metric, k, method=how)
+                lo, hi = res.interval(metric, k, method=how, conditional=conditional)
                 value = metric_of(theta, metric, k)
                 rows.append({"truth": truth, "m": m, "rep": rep, "method": method,
                              "metric": metric, "k": k, "truth_value": value,
@@ -90,16 +96,17 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=75)
     parser.add_argument("--m", type=int, nargs="+", default=[5, 10, 50])
     parser.add_argument("--truths", nargs="+", default=["bimodal", "impossible", "power_law"])
-    parser.add_argument("--methods", nargs="+", default=["profile", "delta", "zi_auto"])
+    parser.add_argument("--methods", nargs="+", default=["profile", "delta", "model"])
+    parser.add_argument("--jobs", type=int, default=1, help="processes (joblib)")
     parser.add_argument("--out", default=str(HERE / "shape_coverage"))
     args = parser.parse_args()
     started = time.perf_counter()
-    rows = []
-    for truth in args.truths:
-        for m in args.m:
-            for rep in range(args.reps):
-                rows += replicate(truth, m, rep, args.tasks, args.methods)
-    df = pd.DataFrame(rows)
+    from joblib import Parallel, delayed
+
+    jobs = [(truth, m, rep) for truth in args.truths for m in args.m for rep in range(args.reps)]
+    parts = Parallel(n_jobs=args.jobs)(delayed(replicate)(truth, m, rep, args.tasks, args.methods)
+                                       for truth, m, rep in jobs)
+    df = pd.DataFrame([row for part in parts for row in part])
     df.to_csv(f"{args.out}.csv", index=False)
     df["width"] = 100 * (df["upper"] - df["lower"])
     df["h1"] = df["n_components"] == 1

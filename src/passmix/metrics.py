@@ -261,6 +261,16 @@ def evaluate_logit(metric, weights, alpha, beta, k):
     return out, (w1 - w0, a1 - a0, b1 - b0)
 
 
+def component_logs(metric, alpha, beta, k):
+    """``log g`` and ``log(1 - g)`` of each Beta component's metric ``g`` at one horizon.
+
+    Core evaluation without validation, broadcasting `alpha` and `beta`;
+    `k` a float. Logs keep Pass^k of 1e-300 and Pass@k of 1 - 1e-20 apart
+    from 0 and 1 (the tasks' spread sums them in logs).
+    """
+    return _component_log_terms(metric, alpha, beta, k)
+
+
 def evaluate_logit_value(metric, weights, alpha, beta, k):
     """``logit M`` at horizons `k`, without gradient, broadcasting over leading axes.
 

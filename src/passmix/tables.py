@@ -283,7 +283,8 @@ def estimate_table(
 #: What ``attrs["fits"]`` keeps of a model's ``info()``.
 _FIT_KEYS = ("n_components", "loglik", "bic", "converged", "status")
 # and, where the model reports them, what names it in the text table's header
-_FIT_LABELS = ("estimator", "family", "n_systems", "slope", "never_solved", "zero_weight")
+_FIT_LABELS = ("estimator", "family", "n_systems", "slope", "never_solved", "zero_weight",
+               "trials_to_tell")
 
 @dataclass
 class _GroupRows:
@@ -536,8 +537,11 @@ def _never_solved_note(fit: Mapping[str, Any]) -> str:
     if fit.get("estimator") == "zi_mixture":
         return (f"; {n} task{'s' if n > 1 else ''} never solved, an atom at 0 of weight "
                 f"{fit['zero_weight']:.3g}")
-    return (f"; {n} task{'s' if n > 1 else ''} never solved, taken as solvable beyond the "
-            "trials (zero_inflated=True allows impossible ones)")
+    tell = fit.get("trials_to_tell")
+    more = (f"; about {tell} more trials on each would tell hard from impossible"
+            if tell else "")
+    return (f"; {n} task{'s' if n > 1 else ''} never solved: beyond the trials the intervals "
+            f"also span an atom at 0 (impossible tasks){more}")
 
 
 def _pooled_note(fit: Mapping[str, Any]) -> str:

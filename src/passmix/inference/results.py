@@ -19,7 +19,14 @@ hooks:
 * ``sampling_model(prior)`` and ``start(n_components)``: for the Bayesian
   path (optional), the PyMC model NUTS samples
   (:class:`~passmix.models.mixture.graph.SamplingModel`) and the optimum at
-  another H to start its chains from.
+  another H to start its chains from;
+* ``task_posteriors()``: each task's success probability given its counts
+  and the fitted prior (:class:`~passmix.inference.spread.TaskPosteriors`),
+  or None (optional): the metric over these tasks, where few carry it;
+* ``shape_alternatives()``: fits of the same data with a shape this model
+  does not have and the data cannot rule out (the Beta mixture's: an atom at
+  0 where some task was never solved), whose intervals the default joins
+  beyond the trials (optional: none).
 
 From these the result computes the metric's point estimate, delta-method
 and profile-likelihood intervals at any horizon, ``interval(method=...)``,
@@ -36,14 +43,18 @@ from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
+from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
 from .._defaults import INTERVAL_METHODS, METRICS, SUMMARY_K
 from .._validation import FitWarning, check_interval_method, check_k, check_level, check_metric
-from .delta import ConfidenceInterval, DeltaMethodResult, delta_interval, wald_edge_excess
+from .delta import (ConfidenceInterval, DeltaMethodResult, delta_interval, normal_quantile,
+                    wald_edge_excess)
 from .orderings import repair_across_metrics
 from .profile import (LikelihoodRegion, ProfileResult, profile_extremes, profile_interval,
                       region_drop)
+from .spread import task_posteriors, tasks_metric_logit, tasks_metric_quantiles
+from .units import with_metric_spread
 
 __all__ = ["LikelihoodResult", "unsupported_message"]
 
@@ -148,6 +159,65 @@ class LikelihoodResult:
         mixture's concentrations with one trial per task).
         """
         return ()
+
+    def prior_at(self, z):
+        """``(zero, weights, alpha, beta)``: the distribution of a task's success probability
+        at coordinates `z` (an atom at 0 of weight ``zero`` beside Beta components;
+        broadcast over leading axes of `z`), or None: the model has no such map, and its
+        intervals are for its own metric alone."""
+        return None
+
+    def task_posteriors(self):
+        """Each observed task's posterior at the optimum (a
+        :class:`~passmix.inference.spread.TaskPosteriors`), or None."""
+        prior = self.prior_at(np.asarray(self.params))
+        counts = getattr(self, "counts", None)
+        if prior is None or counts is None:
+            return None
+        zero, w, a, b = prior
+        seen = counts.trials > 0
+        return task_posteriors(counts.successes[seen], counts.trials[seen], w, a, b,
+                               float(zero))
+
+    def tasks_metric_functions(self, metric: str) -> tuple:
+        """``(logit, value, batch)`` of the metric over these tasks given the coordinates.
+
+        As :meth:`metric_functions`, for the mean over the observed tasks of
+        each task's posterior metric
+        (:func:`~passmix.inference.spread.tasks_metric_logit`); the gradient
+        by central differences (the posterior weights move with every
+        coordinate), all at once.
+        """
+        y, m, multiplicity = self.counts.pairs()
+
+        def batch(zs, k):
+            prior = self.prior_at(np.asarray(zs, dtype=float))
+            return tasks_metric_logit(metric, *prior, y, m, multiplicity, k)[0]
+
+        def value(z, k):
+            prior = self.prior_at(np.asarray(z, dtype=float))
+            return float(tasks_metric_logit(metric, *prior, y, m, multiplicity, k)[1])
+
+        def logit(z, k):
+            z = np.asarray(z, dtype=float)
+            n = z.size
+            step = 1e-5 * np.maximum(1.0, np.abs(z))
+            u = batch(np.vstack([z, z + np.diag(step), z - np.diag(step)]), k)
+            with np.errstate(invalid="ignore"):
+                grad = (u[1:n + 1] - u[n + 1:]) / (2.0 * step)
+            return float(u[0]), np.nan_to_num(grad, nan=0.0, posinf=0.0, neginf=0.0)
+
+        return logit, value, batch
+
+    def shape_alternatives(self) -> tuple:
+        """Fits of the same data whose shape this model lacks and the data cannot rule out;
+        none by default."""
+        return ()
+
+    def max_trials(self) -> int:
+        """The most trials any task had: beyond them the shape, not the counts, decides."""
+        counts = getattr(self, "counts", None)
+        return int(np.max(counts.trials)) if counts is not None else 0
 
     @property
     def delta_blind(self) -> tuple[str, ...]:
@@ -274,14 +344,17 @@ class LikelihoodResult:
         return self._cache[key]
 
     def profile_function(self, func_logit, func_value, points, level: float = 0.95, *,
-                         use_region: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                         use_region: bool = False, func_logit_batch=None
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Smallest and largest value of any function of the coordinates over the likelihood
         region at `level` (its profile-likelihood interval), at each of `points`.
 
         ``func_logit(z, t) -> (logit f, gradient in z)`` and ``func_value(z, t) -> f``
         at one point t (a quantile level, a horizon, ...). ``use_region=True``
         searches from the model's own region (:meth:`region`: its anchors,
-        probes and moves), else from a plain one around the optimum. Returns
+        probes and moves), else from a plain one around the optimum;
+        ``func_logit_batch(Z, t)``, optional, the logits at the rows of Z at
+        once (to rank the starts). Returns
         ``(lower, upper, converged)`` as
         :func:`passmix.inference.profile.profile_extremes`.
         """
@@ -292,17 +365,23 @@ class LikelihoodResult:
             return profile_extremes(
                 objective, self.params, self.loglik - region_drop(level), self.covariance,
                 self.box(), func_logit, func_value, points,
-                region=self.region(objective, level) if use_region else None)
+                region=self.region(objective, level) if use_region else None,
+                func_logit_batch=func_logit_batch)
 
     def set_objective_data(self, objective) -> None:  # pragma: no cover - each model
         """Point `objective` at the fitted data (under its lock)."""
         raise NotImplementedError
 
     def interval(self, metric: str, k, level: float = 0.95, *, method: str = "profile",
-                 scale: str = "logit") -> ConfidenceInterval:
+                 scale: str = "logit", conditional: bool = False) -> ConfidenceInterval:
         """Confidence interval ``(lower, upper)`` within [0, 1].
 
-        Scalar `k` gives floats; array `k` gives arrays.
+        Scalar `k` gives floats; array `k` gives arrays. Within the most
+        trials any task had the interval is the model's own. Beyond them it
+        holds both the population's metric and the metric over these tasks,
+        under every shape the data cannot rule out (for the Beta mixture, an
+        atom at 0 where some task was never solved; see
+        :meth:`beyond_the_trials`).
 
         Parameters
         ----------
@@ -317,6 +396,10 @@ class LikelihoodResult:
             (:meth:`delta`, whose `scale` applies).
         scale : {"logit", "identity"}, default "logit"
             Scale of the delta-method interval.
+        conditional : bool, default False
+            ``True``: the model's own interval at every horizon, conditional
+            on its shape (no atom at 0 for the Beta mixture) and for the
+            population of tasks, as :meth:`profile` and :meth:`delta` give it.
 
         Examples
         --------
@@ -329,9 +412,170 @@ class LikelihoodResult:
         method = check_interval_method(method, INTERVAL_METHODS[0], optional=True)
         res = self.profile(metric, k, level) if method == "profile" else \
             self.delta(metric, k, level, scale=scale)
+        lower, upper = np.array(res.lower, dtype=float), np.array(res.upper, dtype=float)
+        if not conditional:
+            lower, upper = self._beyond_ends(res.metric, np.asarray(res.k), res.level, method,
+                                             np.asarray(res.estimate), lower, upper, scale)
         if np.ndim(k) == 0:
-            return ConfidenceInterval(float(res.lower[0]), float(res.upper[0]))
-        return res.interval
+            return ConfidenceInterval(float(lower[0]), float(upper[0]))
+        return ConfidenceInterval(lower, upper)
+
+    def _beyond_ends(self, metric: str, k_arr: np.ndarray, level: float, method: str,
+                     estimate: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                     scale: str = "logit") -> tuple[np.ndarray, np.ndarray]:
+        """The model's ends with, beyond the trials, the tasks' spread and the shapes it lacks."""
+        parts = self._beyond_parts(metric, k_arr, level, method, estimate, lower, upper, scale)
+        return parts["lower"], parts["upper"]
+
+    def _beyond_parts(self, metric: str, k_arr: np.ndarray, level: float, method: str,
+                      estimate: np.ndarray, lower: np.ndarray, upper: np.ndarray,
+                      scale: str = "logit") -> dict:
+        """Each part of the ends beyond the trials (see :meth:`beyond_the_trials`)."""
+        beyond = k_arr > self.max_trials()
+        parts = {"model": (lower, upper), "tasks": (lower, upper), "lower": lower,
+                 "upper": upper, "alternatives": []}
+        if not beyond.any() or self.prior_at(np.asarray(self.params)) is None:
+            return parts
+        tasks_lo, tasks_hi = lower.copy(), upper.copy()
+        lo, hi = self._tasks_ends(metric, k_arr[beyond], level, method)
+        # the printed estimate is the model's own; the ends hold it
+        tasks_lo[beyond] = np.minimum(lo, estimate[beyond])
+        tasks_hi[beyond] = np.maximum(hi, estimate[beyond])
+        parts["tasks"] = (tasks_lo, tasks_hi)
+        lower, upper = np.minimum(lower, tasks_lo), np.maximum(upper, tasks_hi)
+        for alt in self.shape_alternatives():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FitWarning)  # its own notes: not this fit's
+                own = alt.interval(metric, k_arr[beyond], level, method=method, scale=scale,
+                                   conditional=True)
+            t_lo, t_hi = alt._tasks_ends(metric, k_arr[beyond], level, method)
+            alt_lo, alt_hi = lower.copy(), upper.copy()
+            alt_lo[beyond] = np.minimum(own.lower, t_lo)
+            alt_hi[beyond] = np.maximum(own.upper, t_hi)
+            parts["alternatives"].append((alt, alt_lo, alt_hi))
+            lower, upper = np.minimum(lower, alt_lo), np.maximum(upper, alt_hi)
+        parts["lower"], parts["upper"] = lower, upper
+        return parts
+
+    def _tasks_ends(self, metric: str, k_arr: np.ndarray, level: float, method: str
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """Ends for the metric over these tasks: the parameters' part (profile or delta) of
+        its mean given them, joined with its spread given them."""
+        key = ("tasks_ends", metric, k_arr.tobytes(), level, method)
+        if key in self._cache:
+            return self._cache[key]
+        logit, value, batch = self.tasks_metric_functions(metric)
+        base = np.array([value(self.params, int(kv)) for kv in k_arr])
+        if method == "profile" or self.delta_blind:
+            lo, hi, _ = self.profile_function(logit, value, k_arr, level, use_region=True,
+                                              func_logit_batch=batch)
+        else:
+            lo, hi = np.empty(k_arr.size), np.empty(k_arr.size)
+            z_crit = normal_quantile(level)
+            for i, kv in enumerate(k_arr):
+                u, grad = logit(self.params, int(kv))
+                se = float(np.sqrt(max(grad @ self.covariance @ grad, 0.0)))
+                lo[i], hi[i] = expit(u - z_crit * se), expit(u + z_crit * se)
+        post = self.task_posteriors()
+        _, var = post.moments(metric, k_arr)
+        variance = var.sum(axis=0) / post.n_tasks ** 2
+        quantiles = tasks_metric_quantiles(post, metric, k_arr, level)
+        ends = with_metric_spread(base, lo, hi, variance, normal_quantile(level), quantiles)
+        self._cache[key] = ends
+        return ends
+
+    def beyond_the_trials(self, k=SUMMARY_K, level: float = 0.95, *, method: str = "profile"
+                          ) -> pd.DataFrame:
+        """Where each interval's ends come from, and how much of its width the model's shape
+        does not hold.
+
+        Within the trials the counts decide every metric and the interval is
+        the model's own. Beyond them it rests on what the data cannot check,
+        so there the default interval (:meth:`interval`, :meth:`summary`)
+        spans every shape the data cannot rule out, and holds two targets:
+        the metric of the population the tasks were drawn from, and the
+        metric over these tasks (what many more trials on this benchmark
+        would show). It is the union, over this model's shape and each of
+        :meth:`shape_alternatives` (for the Beta mixture, an atom at 0 where
+        some task was never solved), of
+
+        * the shape's own interval, for the population (``conditional=True``);
+        * its interval for these tasks: the profile-likelihood (or
+          delta-method) interval of the mean over these tasks of each task's
+          posterior metric, joined with that metric's spread given the
+          parameters, drawn where few tasks carry it (Pass^k far beyond the
+          trials, which one or two tasks solved every time decide).
+
+        Parameters
+        ----------
+        k : int or array_like of int, default (1, 10, 100, 1000)
+            Horizons.
+        level : float, default 0.95
+            Confidence level.
+        method : {"profile", "delta"}, default "profile"
+            Interval method.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per metric and horizon: the estimate; ``model_lower`` and
+            ``model_upper`` (this model's own interval, for the population);
+            ``tasks_lower`` and ``tasks_upper`` (this model's, for these
+            tasks); ``lower`` and ``upper`` (the default interval);
+            ``shapes`` (the shapes whose ends it takes) and ``shape_share``,
+            the share of its width that this model's shape alone does not
+            give.
+
+        Examples
+        --------
+        >>> import passmix
+        >>> fit = passmix.fit(passmix.Counts([0, 0, 2, 5, 1, 3], [5] * 6), seed=0)
+        >>> table = fit.beyond_the_trials(k=[1, 1000])
+        >>> table.loc[table["k"] == 1, "shape_share"].tolist()
+        [0.0, 0.0, 0.0]
+        >>> bool((table["lower"] <= table["tasks_lower"]).all())
+        True
+        """
+        level = check_level(level)
+        method = check_interval_method(method, INTERVAL_METHODS[0], optional=True)
+        ks = check_k(k)[0]
+        rows = []
+        for metric in METRICS:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FitWarning)
+                res = self.profile(metric, ks, level) if method == "profile" else \
+                    self.delta(metric, ks, level)
+            estimate = np.asarray(res.estimate)
+            parts = self._beyond_parts(metric, ks, level, method, estimate,
+                                       np.array(res.lower, dtype=float),
+                                       np.array(res.upper, dtype=float))
+            model_lo, model_hi = parts["model"]
+            tasks_lo, tasks_hi = parts.get("tasks", parts["model"])
+            lower, upper = parts["lower"], parts["upper"]
+            own_lo, own_hi = np.minimum(model_lo, tasks_lo), np.maximum(model_hi, tasks_hi)
+            for i, kv in enumerate(ks):
+                width = upper[i] - lower[i]
+                # a shape is named where it reaches past this model's ends by a visible part
+                # of the width (1e-3), not by the searches' rounding
+                names = [alt.shape_name for alt, lo, hi in parts["alternatives"]
+                         if max(own_lo[i] - lo[i], hi[i] - own_hi[i]) > 1e-3 * width]
+                rows.append({
+                    "metric": metric, "k": int(kv), "estimate": float(estimate[i]),
+                    "model_lower": float(model_lo[i]), "model_upper": float(model_hi[i]),
+                    "tasks_lower": float(tasks_lo[i]), "tasks_upper": float(tasks_hi[i]),
+                    "lower": float(lower[i]), "upper": float(upper[i]),
+                    "shapes": ", ".join([self.shape_name] + names),
+                    "shape_share": float((max(0.0, own_lo[i] - lower[i])
+                                          + max(0.0, upper[i] - own_hi[i])) / width)
+                    if width > 0 else 0.0,
+                })
+        table = pd.DataFrame(rows)
+        table.attrs["method"] = method
+        table.attrs["max_trials"] = self.max_trials()
+        return table
+
+    #: How :meth:`beyond_the_trials` names this model's shape.
+    shape_name: ClassVar[str] = "the model"
 
     def standard_error(self, metric: str, k):
         """Delta-method standard error of `metric` at `k`."""
@@ -339,7 +583,7 @@ class LikelihoodResult:
         return float(se[0]) if np.ndim(k) == 0 else se
 
     def summary(self, k=SUMMARY_K, level: float = 0.95, *, method: str = "profile",
-                scale: str = "logit") -> pd.DataFrame:
+                scale: str = "logit", conditional: bool = False) -> pd.DataFrame:
         """Estimates with intervals for all three metrics.
 
         Parameters
@@ -356,6 +600,11 @@ class LikelihoodResult:
             the profile's ends (see :meth:`delta`), with a warning.
         scale : {"logit", "identity"}, default "logit"
             Scale of the delta-method interval (see :func:`passmix.delta_method`).
+        conditional : bool, default False
+            ``True``: the model's own ends at every horizon (see
+            :meth:`interval`); by default, beyond the trials, the ends also
+            hold the metric over these tasks and the shapes the data cannot
+            rule out (:meth:`beyond_the_trials`).
 
         Returns
         -------
@@ -399,6 +648,12 @@ class LikelihoodResult:
             unsupported = {m: k_bad for m, k_bad in unsupported.items() if k_bad.size}
             if unsupported:
                 warnings.warn(unsupported_message(unsupported), FitWarning, stacklevel=2)
+        if not conditional:
+            # after the repair, which holds for one model's region, not for a union of shapes
+            bounds_ = {m: self._beyond_ends(m, ks, level, method, deltas[m].estimate,
+                                            np.array(lo, dtype=float), np.array(hi, dtype=float),
+                                            scale)
+                       for m, (lo, hi) in bounds_.items()}
         frames = [pd.DataFrame({
             "metric": m, "k": ks, "estimate": deltas[m].estimate, "se": deltas[m].standard_error,
             "lower": bounds_[m][0], "upper": bounds_[m][1],

@@ -43,6 +43,7 @@ from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, is_stationary, 
                                    observed_covariance, select_by_bic, select_by_criterion)
 from ...inference.delta import DeltaMethodResult, wald_edge_excess
 from ...inference.results import LikelihoodResult, unsupported_message
+from ...inference.spread import task_posteriors
 from ...metrics import evaluate_logit_value, evaluate_metric
 from .bound import mixture_loglik_bound
 from .delta import delta_method, metric_logit_gradient
@@ -354,12 +355,53 @@ class MixtureFit(LikelihoodResult):
         --------
         >>> import passmix
         >>> sorted(passmix.fit(passmix.Counts([0, 1, 3], [5, 5, 5]), seed=0).info())
-        ['bic', 'converged', 'estimator', 'loglik', 'n_components', 'never_solved', 'on_bound', 'status']
+        ['bic', 'converged', 'estimator', 'loglik', 'n_components', 'never_solved', 'on_bound', 'status', 'trials_to_tell']
         """
         return {"estimator": "mixture", "n_components": self.n_components,
                 "loglik": self.loglik, "bic": self.bic, "converged": self.converged,
                 "on_bound": self.on_bound, "status": self.status(),
-                "never_solved": self.never_solved}
+                "never_solved": self.never_solved, "trials_to_tell": self.trials_to_tell()}
+
+    def trials_to_tell(self, alpha: float = 0.05) -> int | None:
+        """Trials on each never-solved task that would tell hard tasks from impossible ones.
+
+        The smallest number n of further trials on each task never solved
+        after which the Beta mixture gives probability at most `alpha` that
+        none of them is solved (tasks independent, each at its posterior).
+        If none is solved by then, the mixture's tail near 0 is ruled out at
+        that level, and the atom at 0 that the default intervals span beyond
+        the trials stays; each task solved is one the atom does not hold.
+        None where every task was solved at least once, or beyond 10^7.
+
+        Examples
+        --------
+        >>> import passmix
+        >>> fit = passmix.fit(passmix.Counts([0, 0, 0, 2, 5, 1, 3], [5] * 7), seed=0)
+        >>> n = fit.trials_to_tell()
+        >>> n is not None and n > 5
+        True
+        """
+        if self.never_solved == 0:
+            return None
+        counts = self.counts
+        never = (counts.successes == 0) & (counts.trials > 0)
+        post = task_posteriors(counts.successes[never], counts.trials[never], self.weights,
+                               self.alpha, self.beta)
+
+        def reached(horizons):
+            solved, _ = post.moments("pass@k", horizons)
+            with np.errstate(divide="ignore"):
+                return np.log1p(-np.minimum(solved, 1.0)).sum(axis=0) <= np.log(alpha)
+
+        # a coarse grid brackets it; the integers between the bracket's ends settle it
+        grid = np.unique(np.geomspace(1, 1e7, 141).round().astype(int))
+        first = np.flatnonzero(reached(grid))
+        if first.size == 0:
+            return None
+        if first[0] == 0:
+            return int(grid[0])
+        between = np.arange(grid[first[0] - 1] + 1, grid[first[0]] + 1)
+        return int(between[np.argmax(reached(between))])
 
     @property
     def never_solved(self) -> int:
@@ -373,6 +415,36 @@ class MixtureFit(LikelihoodResult):
         """
         y, m, weight = self.counts.pairs()
         return int(np.sum(weight[(y == 0) & (m > 0)]))
+
+    shape_name: ClassVar[str] = "the Beta mixture"
+
+    def prior_at(self, z):
+        """``(0, weights, alpha, beta)`` at coordinates `z` (the
+        :class:`~passmix.inference.LikelihoodResult` hook)."""
+        w, a, b = unpack(z, self.n_components)
+        return np.zeros(np.shape(z)[:-1]), w, a, b
+
+    def shape_alternatives(self) -> tuple:
+        """The zero-inflated mixture of the same data, where some task was never solved.
+
+        A task with no success in m trials may be hard or impossible (a wrong
+        reference answer, a broken environment), and m trials cannot tell
+        which: the two shapes give the same Pass@k within the trials and
+        part far beyond them. So beyond the trials the default interval
+        (:meth:`interval`, :meth:`summary`) spans both. Fitted on first use,
+        at the H this fit tried (:func:`~passmix.models.zero_inflated.fit_zero_inflated`
+        with ``fitted_only=True``); none where every task was solved at least
+        once, for then none of these tasks is impossible.
+        """
+        if self.never_solved == 0:
+            return ()
+        if "zero_inflated" not in self._cache:
+            from ..zero_inflated.fit import fit_zero_inflated  # its graph compiles on first use
+
+            with warnings.catch_warnings(), threadpool_limits(1, user_api="blas"):
+                warnings.simplefilter("ignore", FitWarning)
+                self._cache["zero_inflated"] = fit_zero_inflated(self, fitted_only=True)
+        return (self._cache["zero_inflated"],)
 
     def _header(self) -> str:
         trials = self.counts.trials[self.counts.trials > 0]

@@ -5,11 +5,12 @@ coordinates, the tasks' spread and the profile's region (the intervals themselve
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import betaln, expit
+from scipy.special import expit
 
 from ...metrics import evaluate_logit, metric_at_rate
 from ...inference.optimize import at_bound, covariance_from_information
 from ...inference.profile import LikelihoodRegion, region_drop
+from ...inference.spread import SPREAD_TASKS, beta_power_moments
 from ._layout import _box
 from ._likelihood import _WINDOW_MASS, PooledDerivatives, _eta, _pooled_derivatives, beta_shapes
 from ._support import (PROBES, SPREAD_CELLS, _LOGIT_FLOOR, _Affine, _SharedPieces,
@@ -293,7 +294,7 @@ class PooledIntervals:
         many tasks carry its variance that average is close to normal and the
         log-normal of :func:`~passmix.inference.units.with_metric_spread` is
         left to it (NaN here). Where few do (an effective number of tasks
-        ``(sum v_j)^2 / sum v_j^2`` below :data:`_SPREAD_TASKS`: Pass^k far
+        ``(sum v_j)^2 / sum v_j^2`` below :data:`SPREAD_TASKS`: Pass^k far
         beyond the trials, where one or two tasks carry it and it is ~0
         otherwise) and the horizon is beyond the panel's most trials, its
         quantiles at ``(1 -+ level) / 2`` are drawn: 2,000 draws of every
@@ -330,8 +331,9 @@ class PooledIntervals:
             y_j, f_j = pairs[0][codes], (pairs[1] - pairs[0])[codes]
             # each task's moments at the horizons beyond the trials only (the others keep
             # the log-normal): (J, K) with zeros elsewhere
-            m1, m2 = _beta_moments(alpha[0][index] + y_j[:, None], beta[0][index] + f_j[:, None],
-                                   k_arr[beyond], metric == "pass^k")    # (J, W, K')
+            m1, m2 = beta_power_moments(alpha[0][index] + y_j[:, None],
+                                        beta[0][index] + f_j[:, None],
+                                        k_arr[beyond], metric == "pass^k")  # (J, W, K')
             e1 = np.zeros((n_tasks, k_arr.size))
             var = np.zeros((n_tasks, k_arr.size))
             e1[:, beyond] = np.einsum("jw,jwk->jk", r_window, m1)
@@ -340,7 +342,7 @@ class PooledIntervals:
             total = var.sum(axis=0)
             with np.errstate(divide="ignore", invalid="ignore"):
                 n_eff = total ** 2 / np.sum(var ** 2, axis=0)
-            few = (total > 0) & (n_eff < _SPREAD_TASKS) & beyond
+            few = (total > 0) & (n_eff < SPREAD_TASKS) & beyond
             if not few.any():
                 continue
             # every task whose mean or variance is not negligible is drawn: where the
@@ -416,7 +418,7 @@ class PooledIntervals:
             codes = np.argmax(member, axis=0)
             a_c = alpha + pairs[0][:, None]                  # (pairs, G)
             b_c = beta + (pairs[1] - pairs[0])[:, None]
-            m1, m2 = _beta_moments(a_c, b_c, horizons, pass_hat)   # (pairs, G, H) each
+            m1, m2 = beta_power_moments(a_c, b_c, horizons, pass_hat)   # (pairs, G, H) each
             e1 = np.einsum("jg,jgk->jk", r, m1[codes[:, None], index])
             e2 = np.einsum("jg,jgk->jk", r, m2[codes[:, None], index])
             sd = np.sqrt(np.maximum(e2 - e1 ** 2, 0.0))      # (J, H): each task's sd of g
@@ -543,36 +545,6 @@ class PooledIntervals:
         return grads, centre
 
 
-# moments up to this order come from running products, higher ones from log-Beta values
-_PRODUCT_ORDER = 512
-#: Effective number of tasks below which the metric's spread given the parameters is
-#: drawn instead of taken as a log-normal (:meth:`PooledIntervals.metric_spread_quantiles`)
-_SPREAD_TASKS = 30
+# the pooled spread's draws (the single-system spread draws SPREAD_DRAWS: fewer here, for
+# the many systems and horizons of a panel)
 _SPREAD_DRAWS = 2000
-
-
-def _beta_moments(alpha: np.ndarray, beta: np.ndarray, horizons: np.ndarray, pass_hat: bool
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """``E[g^h]`` and ``E[g^2h]`` of Beta(alpha, beta) at each of `horizons`, with g the
-    success probability (`pass_hat`) or its complement: (..., len(horizons)) each.
-
-    Where the orders are many and low (AUC@k's horizons), the running product
-    of ``(x + t) / (alpha + beta + t)``, t < n (x = alpha or beta): one product
-    per order up to the highest instead of a log-Beta value per order wanted.
-    A product costs about a fifth of a log-Beta value.
-    """
-    x = alpha if pass_hat else beta
-    h = np.asarray(horizons, dtype=int)
-    top = 2 * int(h.max())
-    if top <= min(_PRODUCT_ORDER, 5 * (2 * h.size + 1)):
-        t = np.arange(top, dtype=float)
-        ratios = (x[..., None] + t) / ((alpha + beta)[..., None] + t)
-        moments = np.cumprod(ratios, axis=-1)                 # [..., n - 1] = E[g^n]
-        return moments[..., h - 1], moments[..., 2 * h - 1]
-    hf = h.astype(float)
-    base = betaln(alpha, beta)[..., None]
-    if pass_hat:
-        return (np.exp(betaln(alpha[..., None] + hf, beta[..., None]) - base),
-                np.exp(betaln(alpha[..., None] + 2 * hf, beta[..., None]) - base))
-    return (np.exp(betaln(alpha[..., None], beta[..., None] + hf) - base),
-            np.exp(betaln(alpha[..., None], beta[..., None] + 2 * hf) - base))

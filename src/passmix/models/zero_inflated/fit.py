@@ -151,6 +151,13 @@ class ZeroInflatedFit(LikelihoodResult):
         """``("logit_zero",)`` when no task succeeded (see ``zero_weight_identified``)."""
         return () if self.zero_weight_identified else ("logit_zero",)
 
+    def prior_at(self, z):
+        """``(zero_weight, weights, alpha, beta)`` at coordinates `z` (the
+        :class:`~passmix.inference.LikelihoodResult` hook)."""
+        return mixtures(z, self.n_components)
+
+    shape_name: ClassVar[str] = "an atom at 0"
+
     # -- the model's own ---------------------------------------------------------
     @property
     def distribution(self) -> BetaMixture:
@@ -238,12 +245,15 @@ def metric_of_coordinates(metric: str, n_components: int):
     return logit, value, batch
 
 
-def fit_zero_inflated(plain, *, n_init: int = 10, seed=0) -> ZeroInflatedFit:
+def fit_zero_inflated(plain, *, n_init: int = 10, seed=0, fitted_only: bool = False
+                      ) -> ZeroInflatedFit:
     """Fit the zero-inflated mixture from a plain mixture fit's candidates.
 
     Called by :func:`passmix.fit` with ``zero_inflated=True`` (or ``"auto"``);
     `plain` is the plain :class:`~passmix.MixtureFit` of the same counts,
     whose optimum at each H it tried starts the search at that H.
+    ``fitted_only=True`` tries only the H that `plain` fitted (the shape
+    :meth:`passmix.MixtureFit.shape_alternatives` offers beside it).
 
     Raises
     ------
@@ -253,7 +263,7 @@ def fit_zero_inflated(plain, *, n_init: int = 10, seed=0) -> ZeroInflatedFit:
         ``skip_hopeless=False``.
     """
     table = plain.bic_table
-    if "fitted" in table and not table["fitted"].all():
+    if "fitted" in table and not table["fitted"].all() and not fitted_only:
         missing = ", ".join(str(h) for h in table.loc[~table["fitted"], "n_components"])
         raise ValueError(f"the plain fit has no optimum at H = {missing} (skipped as unable to "
                          "win on BIC); the zero-inflated fit starts from each H's, so fit the "
