@@ -418,14 +418,6 @@ class MixtureFit(LikelihoodResult):
 
     shape_name: ClassVar[str] = "the Beta mixture"
 
-    @property
-    def tasks_search_in_region(self) -> bool:
-        """The tasks' metric is searched over the mixture's own region at H = 1 and a plain
-        one above: at H = 2 the own region's probes, moves and hops cost 3x (1.5-5 s per
-        metric) and gave the same ends to 1e-4 on simulated data, the tasks' metric being
-        joined with its spread and the population's interval anyway."""
-        return self.n_components == 1
-
     def prior_at(self, z):
         """``(0, weights, alpha, beta)`` at coordinates `z` (the
         :class:`~passmix.inference.LikelihoodResult` hook)."""
