@@ -72,17 +72,20 @@ def _grid(fit, zero_weights):
 class TestWithinTheTrials:
     @pytest.mark.parametrize("method", ["profile", "delta"])
     def test_the_models_own_interval(self, impossible, method):
+        ks = [1, 3, 5]
         for metric in ("pass@k", "pass^k", "auc@k"):
-            ks = [1, 3, 5]
             got = _quiet(impossible.interval, metric, ks, method=method)
             own = _quiet(impossible.interval, metric, ks, method=method, conditional=True)
-            np.testing.assert_array_equal(got.lower, own.lower)
-            np.testing.assert_array_equal(got.upper, own.upper)
+            # Pass^k from k = 2 also spans one more component (TestOneMoreComponent)
+            same = slice(None) if metric != "pass^k" else slice(0, 1)
+            np.testing.assert_array_equal(got.lower[same], own.lower[same])
+            np.testing.assert_array_equal(got.upper[same], own.upper[same])
+            assert np.all(got.lower <= own.lower) and np.all(got.upper >= own.upper)
 
     def test_summary_rows_within_the_trials_unchanged(self, impossible):
         table = _quiet(impossible.summary, k=[1, 5, K_BEYOND])
         own = _quiet(impossible.summary, k=[1, 5, K_BEYOND], conditional=True)
-        within = table["k"] <= 5
+        within = (table["k"] <= 5) & ((table["metric"] != "pass^k") | (table["k"] == 1))
         np.testing.assert_allclose(table.loc[within, ["lower", "upper"]],
                                    own.loc[within, ["lower", "upper"]], rtol=0, atol=1e-12)
         np.testing.assert_array_equal(table["estimate"], own["estimate"])
@@ -91,7 +94,7 @@ class TestWithinTheTrials:
 class TestBeyondTheTrials:
     def test_the_atom_is_the_shape_beside_the_mixture(self, impossible):
         assert impossible.never_solved > 0
-        (alt,) = impossible.shape_alternatives()
+        (alt,) = impossible.shape_alternatives("pass@k")
         assert isinstance(alt, ZeroInflatedFit)
         assert alt.n_components == impossible.n_components
         assert alt.counts is impossible.counts
@@ -103,7 +106,7 @@ class TestBeyondTheTrials:
         plain_ll, plain = _grid(impossible, [0.0])
         inside = plain_ll >= impossible.loglik - DROP
         assert inside.sum() > 20
-        (alt,) = impossible.shape_alternatives()
+        (alt,) = impossible.shape_alternatives("pass@k")
         zi_ll, zi = _grid(impossible, np.linspace(0.0, 0.6, 31))
         zi_inside = zi_ll >= alt.loglik - DROP
         assert zi_inside.sum() > 20 and alt.loglik >= zi_ll.max() - 1e-6
@@ -121,20 +124,21 @@ class TestBeyondTheTrials:
             assert row["lower"] <= min(row["tasks_lower"], row["estimate"]) + 1e-12
             assert row["upper"] >= max(row["tasks_upper"], row["estimate"]) - 1e-12
             assert 0.0 <= row["shape_share"] <= 1.0
-            if row["k"] <= 5:
-                assert row["shape_share"] == 0.0 and row["shapes"] == "the Beta mixture"
+            if row["k"] == 1 or row["k"] <= 5 and row["metric"] != "pass^k":
+                assert row["shape_share"] == 0.0 and row["shapes"] == impossible.shape_name
                 assert (row["lower"], row["upper"]) == (row["model_lower"], row["model_upper"])
         far = table[(table["metric"] == "pass@k") & (table["k"] == K_BEYOND)].iloc[0]
-        assert far["shapes"] == "the Beta mixture, an atom at 0"
+        assert far["shapes"] == f"the Beta mixture (H = {impossible.n_components}), an atom at 0"
         assert far["shape_share"] > 0.1
         lo, hi = _quiet(impossible.interval, "pass@k", K_BEYOND)
         assert (far["lower"], far["upper"]) == pytest.approx((lo, hi), abs=1e-12)
 
     def test_without_a_task_never_solved_there_is_no_atom(self, all_solved):
-        assert all_solved.shape_alternatives() == ()
+        assert all_solved.shape_alternatives("pass@k") == ()
         assert all_solved.trials_to_tell() is None
         table = _quiet(all_solved.beyond_the_trials, k=[K_BEYOND])
-        assert (table["shapes"] == "the Beta mixture").all()
+        table = table[table["metric"] != "pass^k"]  # one more component is offered for it
+        assert (table["shapes"] == all_solved.shape_name).all()
         assert (table["shape_share"] == 0.0).all()
 
     def test_delta_intervals_hold_their_estimate_and_the_atom(self, impossible):
@@ -146,6 +150,56 @@ class TestBeyondTheTrials:
         assert lo <= est <= hi
         # the atom pulls the delta path's lower end as far down as the profile path's
         assert lo < own_lo - 0.05 and lo == pytest.approx(plo, abs=0.05)
+
+
+class TestOneMoreComponent:
+    """Pass^k beyond the trials also spans the Beta mixture with one more component."""
+
+    def test_offered_for_pass_hat_k_alone(self, all_solved):
+        (richer,) = all_solved.shape_alternatives("pass^k")
+        assert isinstance(richer, passmix.MixtureFit)
+        assert richer.n_components == all_solved.n_components + 1
+        assert richer.counts is all_solved.counts
+        assert richer.shape_name == f"the Beta mixture (H = {richer.n_components})"
+        assert all_solved.shape_alternatives("auc@k") == ()
+        assert all_solved.shape_alternatives() == (richer,)
+        assert all_solved.shape_alternatives("pass^k", within_trials=True) == (richer,)
+        assert all_solved.shape_alternatives("pass@k", within_trials=True) == ()
+
+    def test_its_loglik_from_scipy_and_nested(self, all_solved):
+        (richer,) = all_solved.shape_alternatives("pass^k")
+        y, m = all_solved.counts.successes, all_solved.counts.trials
+        per_task = sum(w * betabinom.pmf(y, m, a, b)
+                       for w, a, b in zip(richer.weights, richer.alpha, richer.beta))
+        assert richer.loglik == pytest.approx(np.log(per_task).sum(), abs=1e-6)
+        # H + 1 components hold every H-component mixture
+        assert richer.loglik >= all_solved.loglik - 1e-6
+
+    def test_the_default_holds_its_interval(self, all_solved):
+        (richer,) = all_solved.shape_alternatives("pass^k")
+        ks = [2, 5, 100, K_BEYOND]  # within the trials (m = 5) and beyond
+        lo, hi = _quiet(all_solved.interval, "pass^k", ks)
+        r_lo, r_hi = _quiet(richer.interval, "pass^k", ks, conditional=True)
+        own_lo, own_hi = _quiet(all_solved.interval, "pass^k", ks, conditional=True)
+        assert np.all(lo <= np.minimum(r_lo, own_lo) + 1e-12)
+        assert np.all(hi >= np.maximum(r_hi, own_hi) - 1e-12)
+        # within the trials, exactly the union of the two shapes' own intervals
+        np.testing.assert_array_equal(lo[:2], np.minimum(r_lo, own_lo)[:2])
+        np.testing.assert_array_equal(hi[:2], np.maximum(r_hi, own_hi)[:2])
+        # at k = 1 every metric is the mean, the model's own
+        assert _quiet(all_solved.interval, "pass^k", 1) == \
+            _quiet(all_solved.interval, "pass^k", 1, conditional=True)
+        table = _quiet(all_solved.beyond_the_trials, k=[K_BEYOND])
+        row = table[table["metric"] == "pass^k"].iloc[0]
+        assert (row["lower"], row["upper"]) == pytest.approx((lo[3], hi[3]), abs=1e-12)
+
+    def test_not_where_the_data_do_not_identify_it(self):
+        # m = 4 identifies at most 4 coordinates; two components have 5
+        rng = np.random.default_rng(3)
+        fit = _quiet(passmix.fit, passmix.Counts(rng.integers(1, 5, 30), np.full(30, 4)),
+                     seed=0)
+        assert fit.n_components == 1
+        assert fit.shape_alternatives("pass^k") == ()
 
 
 class TestTrialsToTell:

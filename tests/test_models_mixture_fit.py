@@ -406,7 +406,7 @@ class TestFindMAP:
     def test_pymc_find_map_reaches_the_fits_optimum(self, h):
         pm = pytest.importorskip("pymc")
         from passmix.models.mixture.graph import build_model, pair_data
-        from passmix.models.mixture.fit import map_point
+        from passmix.models.mixture.find_map import map_point
         from passmix.models.mixture.parameters import unpack
 
         counts = _two_groups()

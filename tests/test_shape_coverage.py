@@ -38,3 +38,27 @@ def test_impossible_tasks_are_covered_by_default():
     assert sum(hits["default"]) >= 34, sum(hits["default"])
     # the mixture alone misses: the default's coverage is the atom's doing
     assert sum(hits["conditional"]) <= 20, sum(hits["conditional"])
+
+
+def test_a_thinner_tail_near_one_is_covered_by_default():
+    """0.4 Beta(0.5, 8) + 0.6 Beta(5, 2), m = 10: BIC often keeps one Beta, whose tail near 1
+    is heavier than the truth's, and the mixture's own Pass^100 interval sits above it; the
+    default also spans one more component."""
+    reps = 30
+    hits = {"default": [], "conditional": []}
+    for rep in range(reps):
+        rng = np.random.default_rng([48, M, rep, 2])
+        first = rng.random(TASKS) < 0.4
+        theta = np.where(first, rng.beta(0.5, 8.0, TASKS), rng.beta(5.0, 2.0, TASKS))
+        counts = passmix.Counts(rng.binomial(M, theta), np.full(TASKS, M))
+        truth = np.mean(theta ** 100)  # Pass^100 over these tasks
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fit = passmix.fit(counts, seed=0)
+            for name, conditional in (("default", False), ("conditional", True)):
+                lo, hi = fit.interval("pass^k", 100, conditional=conditional)
+                hits[name].append(lo <= truth <= hi)
+    print({name: sum(h) for name, h in hits.items()})
+    # at 95% coverage, 30 replicates fall below 25 hits with probability 0.02
+    assert sum(hits["default"]) >= 25, sum(hits["default"])
+    assert sum(hits["conditional"]) <= 22, sum(hits["conditional"])

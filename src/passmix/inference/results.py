@@ -23,10 +23,11 @@ hooks:
 * ``task_posteriors()``: each task's success probability given its counts
   and the fitted prior (:class:`~passmix.inference.spread.TaskPosteriors`),
   or None (optional): the metric over these tasks, where few carry it;
-* ``shape_alternatives()``: fits of the same data with a shape this model
-  does not have and the data cannot rule out (the Beta mixture's: an atom at
-  0 where some task was never solved), whose intervals the default joins
-  beyond the trials (optional: none).
+* ``shape_alternatives(metric)``: fits of the same data with a shape this
+  model does not have and the data cannot rule out (the Beta mixture's: an
+  atom at 0 where some task was never solved; one more component, for
+  Pass^k), whose intervals the default joins beyond the trials (optional:
+  none).
 
 From these the result computes the metric's point estimate, delta-method
 and profile-likelihood intervals at any horizon, ``interval(method=...)``,
@@ -209,9 +210,11 @@ class LikelihoodResult:
 
         return logit, value, batch
 
-    def shape_alternatives(self) -> tuple:
-        """Fits of the same data whose shape this model lacks and the data cannot rule out;
-        none by default."""
+    def shape_alternatives(self, metric: str | None = None, *, within_trials: bool = False
+                           ) -> tuple:
+        """Fits of the same data whose shape this model lacks and the data cannot rule out,
+        and on which `metric` beyond the trials depends (all, when None); with
+        `within_trials`, those on which it depends within the trials too; none by default."""
         return ()
 
     def max_trials(self) -> int:
@@ -430,30 +433,41 @@ class LikelihoodResult:
     def _beyond_parts(self, metric: str, k_arr: np.ndarray, level: float, method: str,
                       estimate: np.ndarray, lower: np.ndarray, upper: np.ndarray,
                       scale: str = "logit") -> dict:
-        """Each part of the ends beyond the trials (see :meth:`beyond_the_trials`)."""
+        """Each part of the default ends (see :meth:`beyond_the_trials`): beyond the trials,
+        every shape alternative's, with the tasks' spread; within them, those of the
+        alternatives that also hold there (``shape_alternatives(within_trials=True)``),
+        from k = 2 (at k = 1 every metric is the mean, which no shape moves)."""
         beyond = k_arr > self.max_trials()
         parts = {"model": (lower, upper), "tasks": (lower, upper), "lower": lower,
                  "upper": upper, "alternatives": []}
-        if not beyond.any() or self.prior_at(np.asarray(self.params)) is None:
+        within_alts = self.shape_alternatives(metric, within_trials=True)
+        within = ~beyond & (k_arr >= 2) if within_alts else np.zeros(k_arr.size, dtype=bool)
+        if not (beyond.any() or within.any()) or self.prior_at(np.asarray(self.params)) is None:
             return parts
-        tasks_lo, tasks_hi = lower.copy(), upper.copy()
-        lo, hi = self._tasks_ends(metric, k_arr[beyond], level, method)
-        # the printed estimate is the model's own; the ends hold it
-        tasks_lo[beyond] = np.minimum(lo, estimate[beyond])
-        tasks_hi[beyond] = np.maximum(hi, estimate[beyond])
-        parts["tasks"] = (tasks_lo, tasks_hi)
-        lower, upper = np.minimum(lower, tasks_lo), np.maximum(upper, tasks_hi)
+        if beyond.any():
+            tasks_lo, tasks_hi = lower.copy(), upper.copy()
+            lo, hi = self._tasks_ends(metric, k_arr[beyond], level, method)
+            # the printed estimate is the model's own; the ends hold it
+            tasks_lo[beyond] = np.minimum(lo, estimate[beyond])
+            tasks_hi[beyond] = np.maximum(hi, estimate[beyond])
+            parts["tasks"] = (tasks_lo, tasks_hi)
+            lower, upper = np.minimum(lower, tasks_lo), np.maximum(upper, tasks_hi)
         # whether the data rule a shape out is the likelihood's to say: its ends are its
         # profile's whatever `method` (a zero-inflated delta interval, linearised where
         # the atom trades against the Beta's tail, reached 0.2 where the profile says 0.45)
-        for alt in self.shape_alternatives():
+        for alt in self.shape_alternatives(metric):
+            where = beyond | (within if any(alt is w for w in within_alts) else False)
+            if not where.any():
+                continue
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", FitWarning)  # its own notes: not this fit's
-                own = alt.interval(metric, k_arr[beyond], level, conditional=True)
-            t_lo, t_hi = alt._tasks_ends(metric, k_arr[beyond], level, "profile")
+                own = alt.interval(metric, k_arr[where], level, conditional=True)
             alt_lo, alt_hi = lower.copy(), upper.copy()
-            alt_lo[beyond] = np.minimum(own.lower, t_lo)
-            alt_hi[beyond] = np.maximum(own.upper, t_hi)
+            alt_lo[where], alt_hi[where] = own.lower, own.upper
+            if beyond.any():
+                t_lo, t_hi = alt._tasks_ends(metric, k_arr[beyond], level, "profile")
+                alt_lo[beyond] = np.minimum(alt_lo[beyond], t_lo)
+                alt_hi[beyond] = np.maximum(alt_hi[beyond], t_hi)
             parts["alternatives"].append((alt, alt_lo, alt_hi))
             lower, upper = np.minimum(lower, alt_lo), np.maximum(upper, alt_hi)
         parts["lower"], parts["upper"] = lower, upper
@@ -502,7 +516,7 @@ class LikelihoodResult:
         metric over these tasks (what many more trials on this benchmark
         would show). It is the union, over this model's shape and each of
         :meth:`shape_alternatives` (for the Beta mixture, an atom at 0 where
-        some task was never solved), of
+        some task was never solved, and for Pass^k one more component), of
 
         * the shape's own interval, for the population (``conditional=True``;
           `method`'s for this model, the profile likelihood's for the others:

@@ -33,22 +33,22 @@ import numpy as np
 import pandas as pd
 from threadpoolctl import threadpool_limits
 
-from ..._pytensor import import_pymc
 from ..._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT
 from ..._validation import (DegenerateDataWarning, FitWarning, check_k,
                             check_level, check_metric, check_seed, check_whole)
 from ...data.counts import Counts, as_counts
 from ...distributions import BetaMixture
-from ...inference.optimize import (BOUND_TOL, Optimum, at_bound, is_stationary, maximize,
-                                   observed_covariance, select_by_bic, select_by_criterion)
+from ...inference.optimize import (BOUND_TOL, maximize, observed_covariance, select_by_bic,
+                                   select_by_criterion)
 from ...inference.delta import DeltaMethodResult, wald_edge_excess
 from ...inference.results import LikelihoodResult, unsupported_message
 from ...inference.spread import task_posteriors
 from ...metrics import evaluate_logit_value, evaluate_metric
 from .bound import mixture_loglik_bound
 from .delta import delta_method, metric_logit_gradient
+from .find_map import find_map
 from .graph import get_objective
-from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_blocks, coordinate_names,
+from .parameters import (PARAMETER_BOUNDS, bounds, coordinate_names,
                          n_free_parameters, pack, split_coordinates, unpack)
 from ...inference.profile import LikelihoodRegion, region_drop
 from ._starts import (_Neighbours, _component_moves, _probes, _random_start, _relabelled,
@@ -78,6 +78,10 @@ class CandidateFit:
     n_starts: int
     #: where every start's search ended, ``(params, loglik)`` (see :class:`Optimum`)
     local_optima: tuple = field(default=(), repr=False)
+
+
+# the one-more-component shape is offered up to BIC's default range of H
+_MAX_RICHER = 4
 
 
 @dataclass(frozen=True, repr=False)
@@ -416,7 +420,10 @@ class MixtureFit(LikelihoodResult):
         y, m, weight = self.counts.pairs()
         return int(np.sum(weight[(y == 0) & (m > 0)]))
 
-    shape_name: ClassVar[str] = "the Beta mixture"
+    @property
+    def shape_name(self) -> str:
+        """How :meth:`beyond_the_trials` names this shape: the Beta mixture and its H."""
+        return f"the Beta mixture (H = {self.n_components})"
 
     def prior_at(self, z):
         """``(0, weights, alpha, beta)`` at coordinates `z` (the
@@ -424,27 +431,62 @@ class MixtureFit(LikelihoodResult):
         w, a, b = unpack(z, self.n_components)
         return np.zeros(np.shape(z)[:-1]), w, a, b
 
-    def shape_alternatives(self) -> tuple:
-        """The zero-inflated mixture of the same data, where some task was never solved.
+    def shape_alternatives(self, metric: str | None = None, *, within_trials: bool = False
+                           ) -> tuple:
+        """Fits of the same data with a shape this one lacks, which the default interval of
+        `metric` also spans (all of them when `metric` is None): beyond the trials, or with
+        `within_trials`, within them too.
 
-        A task with no success in m trials may be hard or impossible (a wrong
-        reference answer, a broken environment), and m trials cannot tell
-        which: the two shapes give the same Pass@k within the trials and
-        part far beyond them. So beyond the trials the default interval
-        (:meth:`interval`, :meth:`summary`) spans both. Fitted on first use,
-        at the H this fit tried (:func:`~passmix.models.zero_inflated.fit_zero_inflated`
-        with ``fitted_only=True``); none where every task was solved at least
-        once, for then none of these tasks is impossible.
+        * **An atom at 0**, where some task was never solved, beyond the
+          trials: a task with no success in m trials may be hard or
+          impossible (a wrong reference answer, a broken environment), and m
+          trials cannot tell which: the two shapes give the same Pass@k
+          within the trials and part far beyond them. The zero-inflated
+          mixture at this H
+          (:func:`~passmix.models.zero_inflated.fit_zero_inflated` with
+          ``fitted_only=True``), for every metric.
+        * **One more Beta component**, for Pass^k at k >= 2, within the
+          trials and beyond: Pass^k is decided by the tail of success rates
+          near 1, which the tasks solved every time (or almost) leave open
+          and BIC's choice of H fixes. On 0.4 Beta(0.5, 8) + 0.6 Beta(5, 2)
+          at m = 10, H = 1 fits covered Pass^100 54% of the time; with 30%
+          impossible tasks, Pass^10 at m = 10 86%
+          (``docs/results/shape_coverage.md``). Offered where the data
+          identify H + 1 components (3H + 2 <= m) and H < 4.
+
+        Each is fitted on first use and kept.
+
+        Examples
+        --------
+        >>> import passmix
+        >>> fit = passmix.fit(passmix.Counts([0, 0, 2, 5, 1, 3], [5] * 6), seed=0)
+        >>> [alt.shape_name for alt in fit.shape_alternatives()]
+        ['an atom at 0', 'the Beta mixture (H = 2)']
+        >>> [alt.shape_name for alt in fit.shape_alternatives("pass@k")]
+        ['an atom at 0']
+        >>> [alt.shape_name for alt in fit.shape_alternatives("pass^k", within_trials=True)]
+        ['the Beta mixture (H = 2)']
         """
-        if self.never_solved == 0:
-            return ()
-        if "zero_inflated" not in self._cache:
-            from ..zero_inflated.fit import fit_zero_inflated  # its graph compiles on first use
+        if metric is not None:
+            metric = check_metric(metric)
+        alternatives = []
+        if self.never_solved > 0 and not within_trials:
+            if "zero_inflated" not in self._cache:
+                from ..zero_inflated.fit import fit_zero_inflated  # compiles on first use
 
-            with warnings.catch_warnings(), threadpool_limits(1, user_api="blas"):
-                warnings.simplefilter("ignore", FitWarning)
-                self._cache["zero_inflated"] = fit_zero_inflated(self, fitted_only=True)
-        return (self._cache["zero_inflated"],)
+                with warnings.catch_warnings(), threadpool_limits(1, user_api="blas"):
+                    warnings.simplefilter("ignore", FitWarning)
+                    self._cache["zero_inflated"] = fit_zero_inflated(self, fitted_only=True)
+            alternatives.append(self._cache["zero_inflated"])
+        richer = self.n_components + 1
+        if (metric in (None, "pass^k") and richer <= _MAX_RICHER
+                and n_free_parameters(richer) <= self.max_trials()):
+            if "richer" not in self._cache:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", (FitWarning, DegenerateDataWarning))
+                    self._cache["richer"] = fit(self.counts, n_components=richer, seed=0)
+            alternatives.append(self._cache["richer"])
+        return tuple(alternatives)
 
     def _header(self) -> str:
         trials = self.counts.trials[self.counts.trials > 0]
@@ -628,65 +670,6 @@ def fit(counts, *, max_components: int = 4, n_components: int | None = None,
     return inflated
 
 
-def _find_map(h: int, starts, box, y, m, weight) -> Optimum:
-    """``pymc.find_MAP`` from every start on the flat-prior H-component model, in `box`."""
-    pm = import_pymc()
-
-    from .graph import get_sampling_model
-
-    flat = get_sampling_model(h, "flat")
-    objective = get_objective(h)
-    best = None
-    with flat.lock, objective.lock:
-        flat.set_data(y, m, weight)
-        objective.set_data(y, m, weight)
-        for z0 in starts:
-            start = dict(zip([name for name, _ in coordinate_blocks(h)],
-                             _blocks_of(z0, h)))
-            # jitter and the return type said explicitly: PyMC 6 warns of new defaults otherwise
-            result = pm.find_MAP(initvals=start, model=flat.model, progressbar=False,
-                                 jitter=False, return_inferencedata=True,
-                                 bounds=[tuple(b) for b in box])
-            z = map_point(result, h)
-            loglik = objective.logp_dlogp(z)[0]
-            if best is None or loglik > best[1]:
-                best = (z, loglik)
-        z, loglik = best
-        return Optimum(params=z, loglik=loglik, converged=is_stationary(objective, z, box),
-                       message="pymc.find_MAP", n_iter=0,
-                       on_bound=at_bound(z, box).any(axis=1), n_starts=len(starts))
-
-
-def map_point(result, h: int) -> np.ndarray:
-    """The coordinates of an H-component model's mode in what ``pymc.find_MAP`` returns
-    with ``return_inferencedata=True`` (a DataTree whose posterior holds one draw).
-
-    Examples
-    --------
-    >>> import numpy as np, xarray as xr
-    >>> from passmix.models.mixture.fit import map_point
-    >>> point = {"logit_weights": np.array([[[0.5]]]), "logit_mean_first": np.array([[-1.0]]),
-    ...          "log_mean_gaps": np.array([[[0.2]]]), "log_concentration": np.ones((1, 1, 2))}
-    >>> tree = xr.DataTree.from_dict({"posterior": xr.Dataset(
-    ...     {name: (("chain", "draw") + tuple(f"{name}_dim_{i}" for i in range(v.ndim - 2)), v)
-    ...      for name, v in point.items()})})
-    >>> map_point(tree, 2)
-    array([ 0.5, -1. ,  0.2,  1. ,  1. ])
-    """
-    posterior = result["posterior"]
-    return np.concatenate([np.asarray(posterior[name].values, dtype=float).reshape(-1)
-                           for name, _ in coordinate_blocks(h)])
-
-
-def _blocks_of(z, h: int) -> list:
-    """`z` cut into the model's variables (a scalar for the first logit mean)."""
-    out, i = [], 0
-    for name, size in coordinate_blocks(h):
-        out.append(float(z[i]) if name == "logit_mean_first" else np.asarray(z[i:i + size]))
-        i += size
-    return out
-
-
 def _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer,
          skip_hopeless: bool = False) -> MixtureFit:
     rng = np.random.default_rng(seed)
@@ -718,7 +701,7 @@ def _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer,
         if previous is not None and previous.n_components == h - 1:
             starts.append(_split_start(previous, box))
         if optimizer == "find_MAP":
-            best = _find_map(h, starts, box, y, m, weight)
+            best = find_map(h, starts, box, y, m, weight)
         else:
             objective = get_objective(h)
             with objective.lock:
