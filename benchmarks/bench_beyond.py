@@ -6,7 +6,8 @@ For each data set the fit is made once per repeat (not timed); then
 ``fit.summary(k=(1, 10, 100, 1000))`` is timed with ``conditional=True`` (the
 Beta mixture's own intervals, the default before issue 48) and with the
 default (beyond the trials: the metric over these tasks, and the
-zero-inflated fit where some task was never solved, fitted on first use), on
+zero-inflated fit where some task was never solved; for Pass^k from k = 2 the
+mixture with one more component; each fitted on first use), on
 fresh fit objects, in CPU seconds of this process (median over `--repeats`).
 The ratio is the default's cost in units of the model's own, measured in the
 same run. Profile and delta intervals both.

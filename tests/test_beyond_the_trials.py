@@ -200,6 +200,7 @@ class TestOneMoreComponent:
                      seed=0)
         assert fit.n_components == 1
         assert fit.shape_alternatives("pass^k") == ()
+        assert fit.richer_components() is None and fit.info()["pass_hat_k_components"] is None
 
 
 class TestTrialsToTell:
@@ -227,3 +228,6 @@ class TestTrialsToTell:
         assert f"{n} tasks never solved: beyond the trials the intervals also span an atom " \
                "at 0 (impossible tasks)" in text
         assert f"about {impossible.trials_to_tell()} more trials on each" in text
+        h = impossible.n_components + 1
+        assert f"Pass^k intervals (k >= 2) also span {h} components" in text
+        assert impossible.info()["pass_hat_k_components"] == h

@@ -339,9 +339,10 @@ def test_fit_status_comes_from_the_model_used():
     assert "pooled" not in mixture_text
 
 def test_interval_option():
-    profile = records(run("--example", "--k", "1000", "--method", "mixture", "--format", "json"))
+    profile = records(run("--example", "--k", "1000", "--method", "mixture", "--format", "json",
+                          *FAST))
     delta = records(run("--example", "--k", "1000", "--interval", "delta", "--method",
-                        "mixture", "--format", "json"))
+                        "mixture", "--format", "json", *FAST))
     (p,) = select(profile, model="Pythia 160M", metric="pass@k")
     (d,) = select(delta, model="Pythia 160M", metric="pass@k")
     assert p["estimate"] == pytest.approx(d["estimate"], rel=1e-12)

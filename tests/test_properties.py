@@ -143,9 +143,11 @@ def _fit(y, m, seed):
 
 
 def _ends(fit, metric, k):
+    # the model's own region: the default also spans other shapes (an atom at 0 for
+    # Pass@k, one more component for Pass^k), which are not each other's mirror images
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return np.array(fit.interval(metric, k))
+        return np.array(fit.interval(metric, k, conditional=True))
 
 
 def check_mirror(data, k=np.array([1, 10])):

@@ -284,7 +284,7 @@ def estimate_table(
 _FIT_KEYS = ("n_components", "loglik", "bic", "converged", "status")
 # and, where the model reports them, what names it in the text table's header
 _FIT_LABELS = ("estimator", "family", "n_systems", "slope", "never_solved", "zero_weight",
-               "trials_to_tell")
+               "trials_to_tell", "pass_hat_k_components")
 
 @dataclass
 class _GroupRows:
@@ -493,7 +493,7 @@ def format_table(
             status = f.get("status", "converged" if f["converged"] else "NOT converged")
             if status != "converged":
                 head += f" ({status.removeprefix('converged; ')})"
-            head += _never_solved_note(f)
+            head += _never_solved_note(f) + _richer_note(f)
         mask = np.ones(len(table), dtype=bool)
         for col, val in zip(group_cols, key):
             mask &= (table[col] == _plain(val)).to_numpy()
@@ -542,6 +542,12 @@ def _never_solved_note(fit: Mapping[str, Any]) -> str:
             if tell else "")
     return (f"; {n} task{'s' if n > 1 else ''} never solved: beyond the trials the intervals "
             f"also span an atom at 0 (impossible tasks){more}")
+
+
+def _richer_note(fit: Mapping[str, Any]) -> str:
+    """The richer shape Pass^k's intervals also span, in a clause."""
+    h = fit.get("pass_hat_k_components")
+    return f"; Pass^k intervals (k >= 2) also span {h} components" if h else ""
 
 
 def _pooled_note(fit: Mapping[str, Any]) -> str:

@@ -509,7 +509,11 @@ class LikelihoodResult:
         does not hold.
 
         Within the trials the counts decide every metric and the interval is
-        the model's own. Beyond them it rests on what the data cannot check,
+        the model's own, but for the alternatives that hold there too
+        (``shape_alternatives(metric, within_trials=True)``: for the Beta
+        mixture's Pass^k from k = 2, one more component, as the tasks solved
+        every time leave the tail near 1 open). Beyond them it rests on what
+        the data cannot check,
         so there the default interval (:meth:`interval`, :meth:`summary`)
         spans every shape the data cannot rule out, and holds two targets:
         the metric of the population the tasks were drawn from, and the

@@ -359,12 +359,13 @@ class MixtureFit(LikelihoodResult):
         --------
         >>> import passmix
         >>> sorted(passmix.fit(passmix.Counts([0, 1, 3], [5, 5, 5]), seed=0).info())
-        ['bic', 'converged', 'estimator', 'loglik', 'n_components', 'never_solved', 'on_bound', 'status', 'trials_to_tell']
+        ['bic', 'converged', 'estimator', 'loglik', 'n_components', 'never_solved', 'on_bound', 'pass_hat_k_components', 'status', 'trials_to_tell']
         """
         return {"estimator": "mixture", "n_components": self.n_components,
                 "loglik": self.loglik, "bic": self.bic, "converged": self.converged,
                 "on_bound": self.on_bound, "status": self.status(),
-                "never_solved": self.never_solved, "trials_to_tell": self.trials_to_tell()}
+                "never_solved": self.never_solved, "trials_to_tell": self.trials_to_tell(),
+                "pass_hat_k_components": self.richer_components()}
 
     def trials_to_tell(self, alpha: float = 0.05) -> int | None:
         """Trials on each never-solved task that would tell hard tasks from impossible ones.
@@ -419,6 +420,15 @@ class MixtureFit(LikelihoodResult):
         """
         y, m, weight = self.counts.pairs()
         return int(np.sum(weight[(y == 0) & (m > 0)]))
+
+    def richer_components(self) -> int | None:
+        """H + 1, the components of the richer shape Pass^k's default interval also spans
+        (:meth:`shape_alternatives`), or None where it spans none (H = 4, or m trials do
+        not identify H + 1 components: 3H + 2 > m)."""
+        richer = self.n_components + 1
+        if richer > _MAX_RICHER or n_free_parameters(richer) > self.max_trials():
+            return None
+        return richer
 
     @property
     def shape_name(self) -> str:
@@ -478,9 +488,8 @@ class MixtureFit(LikelihoodResult):
                     warnings.simplefilter("ignore", FitWarning)
                     self._cache["zero_inflated"] = fit_zero_inflated(self, fitted_only=True)
             alternatives.append(self._cache["zero_inflated"])
-        richer = self.n_components + 1
-        if (metric in (None, "pass^k") and richer <= _MAX_RICHER
-                and n_free_parameters(richer) <= self.max_trials()):
+        richer = self.richer_components()
+        if metric in (None, "pass^k") and richer is not None:
             if "richer" not in self._cache:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", (FitWarning, DegenerateDataWarning))
