@@ -470,6 +470,16 @@ class LikelihoodResult:
                 alt_hi[beyond] = np.maximum(alt_hi[beyond], t_hi)
             parts["alternatives"].append((alt, alt_lo, alt_hi))
             lower, upper = np.minimum(lower, alt_lo), np.maximum(upper, alt_hi)
+        if metric == "pass^k" and parts["alternatives"]:
+            # Pass^k <= Pass^1, the mean, under every shape: the mean's own upper end bounds
+            # it (a richer shape's mean reached past it by search noise, and Pass^k's upper
+            # end then stood above Pass@1's)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FitWarning)
+                mean_hi = self.interval("pass@k", 1, level, method=method, scale=scale,
+                                        conditional=True).upper
+            upper = np.where(k_arr >= 2, np.maximum(np.minimum(upper, mean_hi), estimate),
+                             upper)
         parts["lower"], parts["upper"] = lower, upper
         return parts
 
