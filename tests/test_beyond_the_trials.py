@@ -222,6 +222,39 @@ class TestTrialsToTell:
         stricter = impossible.trials_to_tell(alpha=0.01)
         assert stricter > n
 
+    def test_near_one_against_log_beta_values(self, all_solved):
+        if all_solved.n_components != 1 or all_solved.always_solved == 0:
+            pytest.skip("the closed form is for H = 1, with a task always solved")
+        a, b = float(all_solved.alpha[0]), float(all_solved.beta[0])
+        every = all_solved.counts.successes == all_solved.counts.trials
+        m = all_solved.counts.trials[every].astype(float)
+        # P(each of n more trials succeeds | all m did), each task at its posterior
+        def log_every(n):
+            return np.sum(betaln(a + m + n, b) - betaln(a + m, b))
+        n = all_solved.trials_to_tell(near=1)
+        assert log_every(n) <= np.log(0.05) < log_every(n - 1)
+        assert all_solved.info()["pass_hat_k_trials_to_tell"] == n
+        assert all_solved.info()["always_solved"] == int(every.sum())
+
+    def test_near_one_is_near_zero_of_the_mirrored_data(self):
+        # the mixture of m - y is the mirror of y's, each task's posterior too
+        rng = np.random.default_rng(5)
+        theta = rng.beta(0.6, 0.6, 60)
+        y, m = rng.binomial(8, theta), np.full(60, 8)
+        fit = _quiet(passmix.fit, passmix.Counts(y, m), seed=0)
+        mirror = _quiet(passmix.fit, passmix.Counts(m - y, m), seed=0)
+        assert fit.loglik == pytest.approx(mirror.loglik, abs=1e-6)
+        assert fit.always_solved == mirror.never_solved > 0
+        # the two optima agree to the optimiser's tolerance, not bit for bit
+        assert fit.trials_to_tell(near=1) == pytest.approx(mirror.trials_to_tell(near=0),
+                                                           rel=0.02, abs=1)
+        assert fit.trials_to_tell(near=0) == pytest.approx(mirror.trials_to_tell(near=1),
+                                                           rel=0.02, abs=1)
+
+    def test_near_takes_an_edge(self, impossible):
+        with pytest.raises(ValueError, match="near must be 0 or 1"):
+            impossible.trials_to_tell(near=0.5)
+
     def test_the_text_table_says_what_it_assumes(self, impossible):
         from passmix.tables import estimate_table, format_table
 
@@ -233,4 +266,7 @@ class TestTrialsToTell:
         assert f"about {impossible.trials_to_tell()} more trials on each" in text
         h = impossible.n_components + 1
         assert f"Pass^k intervals (k >= 2) also span {h} components" in text
+        if impossible.always_solved:
+            assert (f"about {impossible.trials_to_tell(near=1)} more trials on each of the "
+                    f"{impossible.always_solved} task") in text
         assert impossible.info()["pass_hat_k_components"] == h

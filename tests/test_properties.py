@@ -156,19 +156,21 @@ def check_mirror(data, k=np.array([1, 10])):
     y, m = data
     fit, mirror = _fit(y, m, 0), _fit(m - y, m, 0)
     if abs(fit.loglik - mirror.loglik) > 1e-6:  # a fit missed the optimum: not this test
-        return
+        return False
     hat, at_mirror = _ends(fit, "pass^k", k), _ends(mirror, "pass@k", k)
     np.testing.assert_allclose(hat[0], 1 - at_mirror[1], atol=0.01)
     np.testing.assert_allclose(hat[1], 1 - at_mirror[0], atol=0.01)
+    return True
 
 
 def check_seed(data, k=np.array([1, 10])):
     y, m = data
     one, two = _fit(y, m, 0), _fit(y, m, 1)
     if one.n_components != two.n_components or abs(one.loglik - two.loglik) > 1e-6:
-        return
+        return False
     for metric in ("pass@k", "pass^k"):
         np.testing.assert_allclose(_ends(one, metric, k), _ends(two, metric, k), atol=0.01)
+    return True
 
 
 def check_no_collapse(data, k=np.array([1, 10])):
@@ -234,3 +236,53 @@ class TestProfileSearch:
     @settings(max_examples=200)
     def test_no_collapsed_end_200(self, data):
         check_no_collapse(data)
+
+
+def two_component_set(index: int):
+    """Candidate `index` of ``docs/results/two_component_properties.py``: J tasks and m
+    trials each from a hard and an easy Beta (the study keeps those BIC fits with H = 2)."""
+    rng = np.random.default_rng([2026, 48, index])
+    j = int(rng.choice([20, 30, 50, 80]))
+    m = int(rng.choice([5, 10, 20]))
+    weight = rng.uniform(0.2, 0.8)
+    means = np.array([rng.uniform(0.02, 0.3), rng.uniform(0.6, 0.97)])
+    conc = rng.uniform(1.0, 30.0, 2)
+    hard = rng.random(j) < weight
+    p = np.where(hard, rng.beta(means[0] * conc[0], (1 - means[0]) * conc[0], j),
+                 rng.beta(means[1] * conc[1], (1 - means[1]) * conc[1], j))
+    return rng.binomial(m, p), np.full(j, m)
+
+
+@pytest.mark.slow
+class TestTwoComponents:
+    """The fast subset of the two-component property study
+    (``docs/results/two_component_properties.md``: 150 data sets, no failure): on data
+    sets BIC fits with H = 2, the mirror identity and seed-free ends, and the same data's
+    H = 1 interval reaching the extremes of a gridded H = 1 region."""
+
+    SETS = (1, 3, 7)
+    K = np.array([1, 5, 10, 100])
+
+    @pytest.mark.parametrize("index", SETS)
+    def test_mirror_and_seed(self, index):
+        y, m = two_component_set(index)
+        assert _fit(y, m, 0).n_components == 2
+        # both fits reach one maximum on these sets, so neither check is skipped
+        assert check_mirror((y, m), k=self.K)
+        assert check_seed((y, m), k=self.K)
+
+    @pytest.mark.parametrize("index", SETS)
+    def test_no_end_inside_the_h1_region(self, index):
+        from test_inference_profile import grid_extremes
+
+        y, m = two_component_set(index)
+        counts = passmix.Counts(y, m)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            one = passmix.fit(counts, n_components=1, seed=0)
+        for metric in ("pass@k", "pass^k"):
+            lo, hi = _ends(one, metric, np.array([10, 100]))
+            for i, k in enumerate((10, 100)):
+                region_lo, region_hi = grid_extremes(counts, metric, k, one.loglik, n=300)
+                assert lo[i] <= region_lo + 1e-3 and hi[i] >= region_hi - 1e-3, (
+                    metric, k, (lo[i], hi[i]), (region_lo, region_hi))

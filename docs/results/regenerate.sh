@@ -41,4 +41,7 @@ python docs/results/pooled_summary.py
 python docs/results/pooled_slopes.py
 python docs/results/pooled_intervals.py
 python docs/results/pooled_reorder.py --reps 20
+python docs/results/pooled_reorder.py --reps 100 --m 10 --rho 1 --update --models pooled
+python docs/results/pooled_check.py --reps 40
+python docs/results/two_component_properties.py --sets 150
 python docs/results/zero_inflated.py

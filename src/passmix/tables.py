@@ -284,7 +284,8 @@ def estimate_table(
 _FIT_KEYS = ("n_components", "loglik", "bic", "converged", "status")
 # and, where the model reports them, what names it in the text table's header
 _FIT_LABELS = ("estimator", "family", "n_systems", "slope", "never_solved", "zero_weight",
-               "trials_to_tell", "pass_hat_k_components")
+               "trials_to_tell", "pass_hat_k_components", "always_solved",
+               "pass_hat_k_trials_to_tell")
 
 @dataclass
 class _GroupRows:
@@ -547,7 +548,12 @@ def _never_solved_note(fit: Mapping[str, Any]) -> str:
 def _richer_note(fit: Mapping[str, Any]) -> str:
     """The richer shape Pass^k's intervals also span, in a clause."""
     h = fit.get("pass_hat_k_components")
-    return f"; Pass^k intervals (k >= 2) also span {h} components" if h else ""
+    if not h:
+        return ""
+    n, tell = fit.get("always_solved"), fit.get("pass_hat_k_trials_to_tell")
+    more = (f"; about {tell} more trials on each of the {n} task{'s' if n > 1 else ''} "
+            "always solved would tell" if n and tell else "")
+    return f"; Pass^k intervals (k >= 2) also span {h} components{more}"
 
 
 def _pooled_note(fit: Mapping[str, Any]) -> str:

@@ -440,8 +440,10 @@ class LikelihoodResult:
         beyond = k_arr > self.max_trials()
         parts = {"model": (lower, upper), "tasks": (lower, upper), "lower": lower,
                  "upper": upper, "alternatives": []}
-        within_alts = self.shape_alternatives(metric, within_trials=True)
-        within = ~beyond & (k_arr >= 2) if within_alts else np.zeros(k_arr.size, dtype=bool)
+        within = ~beyond & (k_arr >= 2)
+        # asked only where some k needs them: an alternative may be a fit of its own
+        within_alts = self.shape_alternatives(metric, within_trials=True) if within.any() else []
+        within &= bool(within_alts)
         if not (beyond.any() or within.any()) or self.prior_at(np.asarray(self.params)) is None:
             return parts
         if beyond.any():
@@ -455,7 +457,7 @@ class LikelihoodResult:
         # whether the data rule a shape out is the likelihood's to say: its ends are its
         # profile's whatever `method` (a zero-inflated delta interval, linearised where
         # the atom trades against the Beta's tail, reached 0.2 where the profile says 0.45)
-        for alt in self.shape_alternatives(metric):
+        for alt in self.shape_alternatives(metric) if beyond.any() else within_alts:
             where = beyond | (within if any(alt is w for w in within_alts) else False)
             if not where.any():
                 continue

@@ -359,24 +359,31 @@ class MixtureFit(LikelihoodResult):
         --------
         >>> import passmix
         >>> sorted(passmix.fit(passmix.Counts([0, 1, 3], [5, 5, 5]), seed=0).info())
-        ['bic', 'converged', 'estimator', 'loglik', 'n_components', 'never_solved', 'on_bound', 'pass_hat_k_components', 'status', 'trials_to_tell']
+        ['always_solved', 'bic', 'converged', 'estimator', 'loglik', 'n_components', 'never_solved', 'on_bound', 'pass_hat_k_components', 'pass_hat_k_trials_to_tell', 'status', 'trials_to_tell']
         """
         return {"estimator": "mixture", "n_components": self.n_components,
                 "loglik": self.loglik, "bic": self.bic, "converged": self.converged,
                 "on_bound": self.on_bound, "status": self.status(),
                 "never_solved": self.never_solved, "trials_to_tell": self.trials_to_tell(),
-                "pass_hat_k_components": self.richer_components()}
+                "pass_hat_k_components": self.richer_components(),
+                "always_solved": self.always_solved,
+                "pass_hat_k_trials_to_tell": self.trials_to_tell(near=1)
+                if self.richer_components() else None}
 
-    def trials_to_tell(self, alpha: float = 0.05) -> int | None:
-        """Trials on each never-solved task that would tell hard tasks from impossible ones.
+    def trials_to_tell(self, alpha: float = 0.05, *, near: int = 0) -> int | None:
+        """Trials on each task at an edge that would put the mixture's tail there to the test.
 
-        The smallest number n of further trials on each task never solved
+        ``near=0``: the smallest n of further trials on each task never solved
         after which the Beta mixture gives probability at most `alpha` that
-        none of them is solved (tasks independent, each at its posterior).
-        If none is solved by then, the mixture's tail near 0 is ruled out at
-        that level, and the atom at 0 that the default intervals span beyond
-        the trials stays; each task solved is one the atom does not hold.
-        None where every task was solved at least once, or beyond 10^7.
+        none of them is solved (tasks independent, each at its posterior). If
+        none is, its tail near 0 is ruled out at that level, and the atom at 0
+        that the default intervals span beyond the trials stays; each task
+        solved is one the atom does not hold. ``near=1``, the mirror: on each
+        task solved in every trial, the n after which the mixture gives
+        probability at most `alpha` that every further trial succeeds; if they
+        all do, its tail near 1 is ruled out, and the richer shape that
+        Pass^k's intervals span (:meth:`richer_components`) gains. None where
+        no task is at that edge, or beyond 10^7.
 
         Examples
         --------
@@ -385,18 +392,28 @@ class MixtureFit(LikelihoodResult):
         >>> n = fit.trials_to_tell()
         >>> n is not None and n > 5
         True
+        >>> fit.trials_to_tell(near=1) > 5
+        True
         """
-        if self.never_solved == 0:
+        if near not in (0, 1):
+            raise ValueError(f"near must be 0 or 1, got {near!r}.")
+        y, m = self.counts.successes, self.counts.trials
+        edge = (y == (0 if near == 0 else m)) & (m > 0)
+        if not edge.any():
             return None
-        counts = self.counts
-        never = (counts.successes == 0) & (counts.trials > 0)
-        post = task_posteriors(counts.successes[never], counts.trials[never], self.weights,
-                               self.alpha, self.beta)
+        post = task_posteriors(y[edge], m[edge], self.weights, self.alpha, self.beta)
 
         def reached(horizons):
-            solved, _ = post.moments("pass@k", horizons)
-            with np.errstate(divide="ignore"):
-                return np.log1p(-np.minimum(solved, 1.0)).sum(axis=0) <= np.log(alpha)
+            # log P(no success in n more), or log P(no failure in n more), over the tasks
+            if near == 0:
+                solved, _ = post.moments("pass@k", horizons)
+                with np.errstate(divide="ignore"):
+                    logs = np.log1p(-np.minimum(solved, 1.0))
+            else:
+                every, _ = post.moments("pass^k", horizons)
+                with np.errstate(divide="ignore"):
+                    logs = np.log(np.maximum(every, 0.0))
+            return logs.sum(axis=0) <= np.log(alpha)
 
         # a coarse grid brackets it; the integers between the bracket's ends settle it
         grid = np.unique(np.geomspace(1, 1e7, 141).round().astype(int))
@@ -407,6 +424,12 @@ class MixtureFit(LikelihoodResult):
             return int(grid[0])
         between = np.arange(grid[first[0] - 1] + 1, grid[first[0]] + 1)
         return int(between[np.argmax(reached(between))])
+
+    @property
+    def always_solved(self) -> int:
+        """Tasks with trials, every one a success: Pass^k far beyond them rests on them."""
+        y, m, weight = self.counts.pairs()
+        return int(np.sum(weight[(y == m) & (m > 0)]))
 
     @property
     def never_solved(self) -> int:
