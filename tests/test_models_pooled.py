@@ -1439,11 +1439,13 @@ class TestSpreadQuantiles:
                                  d, 5)
         return fit_pooled(Panel(y, m), seed=4)
 
-    def test_drawn_quantiles_match_brute_force(self, skewed):
-        # an independent draw: each task's difficulty from its whole posterior, then its
-        # success probability from the Beta given its counts, task by task
+    @staticmethod
+    def brute_force_spread(fit, i: int, k: int) -> np.ndarray:
+        """2.5% and 97.5% quantiles of system i's Pass^k over the tasks given the
+        parameters, by an independent draw: each task's difficulty from its whole
+        posterior, then its success probability from the Beta given its counts, task by
+        task (every task drawn)."""
         from scipy.special import expit
-        fit, i, k = skewed, 0, 125
         r = fit.task_posterior()
         eta = fit.abilities[i] - fit.grid
         kappa = fit.concentrations[i]
@@ -1455,7 +1457,11 @@ class TestSpreadQuantiles:
             mu = expit(eta[g])
             theta = rng.beta(kappa * mu + y[j], kappa * (1 - mu) + m[j] - y[j])
             draws += theta ** k / r.shape[0]
-        want = np.quantile(draws, [0.025, 0.975])
+        return np.quantile(draws, [0.025, 0.975])
+
+    def test_drawn_quantiles_match_brute_force(self, skewed):
+        fit, i, k = skewed, 0, 125
+        want = self.brute_force_spread(fit, i, k)
         q_lo, q_hi = fit.metric_spread_quantiles("pass^k", np.array([k]), 0.95, rows=[i])
         assert np.isfinite(q_lo[0, 0]), "few tasks carry Pass^125: its quantiles are drawn"
         # Monte Carlo error of a 2.5% quantile of 2,000 and 8,000 draws, on a log scale
@@ -1465,6 +1471,25 @@ class TestSpreadQuantiles:
         # its lower end reaches the draws' (a log-normal's stayed 1e3 above them)
         table = fit.delta("pass^k", [k], system=fit.systems[i])
         assert table["lower"].iloc[0] <= q_lo[0, 0] * (1 + 1e-9)
+
+    def test_rare_successes_do_not_floor_the_lower_end(self):
+        # 6 systems x 128 tasks at 1-9% success, m = 10 (docs/results/pooled_reorder.py's
+        # design): the tasks not drawn, once added at their means of p^100 (carried by
+        # their posteriors' far tails), floored the lower end at 5e-24 where the draws of
+        # every task put it near 1e-72, and the truth over the tasks sat below it in half
+        # the replicates
+        from scipy.special import expit
+        rng = np.random.default_rng([2026, 10, 100, 0])
+        d = rng.normal(5.0, 2.0, 128)
+        mu = expit(np.linspace(-1.5, 1.5, 6)[:, None] - d[None, :])
+        p = rng.beta(20 * mu, 20 * (1 - mu))
+        y = rng.binomial(10, p)
+        fit = fit_pooled(Panel(y, np.full(y.shape, 10)), seed=0)
+        k = 100
+        want = self.brute_force_spread(fit, 0, k)
+        q_lo, q_hi = fit.metric_spread_quantiles("pass^k", np.array([k]), 0.95, rows=[0])
+        assert abs(np.log(q_lo[0, 0] / want[0])) < 0.2 * abs(np.log(want[0])), (q_lo, want)
+        assert q_hi[0, 0] >= want[1] * 0.8
 
     def test_many_tasks_keep_the_log_normal(self, skewed):
         q_lo, _ = skewed.metric_spread_quantiles("pass@k", np.array([1]), 0.95)

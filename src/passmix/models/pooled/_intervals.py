@@ -296,12 +296,12 @@ class PooledIntervals:
         left to it (NaN here). Where few do (an effective number of tasks
         ``(sum v_j)^2 / sum v_j^2`` below :data:`SPREAD_TASKS`: Pass^k far
         beyond the trials, where one or two tasks carry it and it is ~0
-        otherwise) and the horizon is beyond the panel's most trials, its
+        otherwise, or Pass^m of rare successes) and k >= 2, its
         quantiles at ``(1 -+ level) / 2`` are drawn: 2,000 draws of every
         task's probability from its posterior over the whole grid (from a
         fixed seed per system; tasks whose mean is below 1e-9 of the largest
-        and whose variance is below 1e-12 of the largest at their means).
-        Pass@k and Pass^k screen by their own per-task variances, AUC@k by
+        and whose variance is below 1e-12 of the largest are left out of the
+        lower end and add their means to the upper). Pass@k and Pass^k screen by their own per-task variances, AUC@k by
         Pass@k's.
         """
         # the screen's moments over the derivatives' window of each task's posterior (a
@@ -318,8 +318,9 @@ class PooledIntervals:
         q_lo = np.full((len(rows), k_arr.size), np.nan)
         q_hi = np.full((len(rows), k_arr.size), np.nan)
         tail = (1.0 - level) / 2.0
-        # within the trials the counts pin each task down and the log-normal serves
-        beyond = k_arr > self.panel.trials.max()
+        # from k = 2, within the trials too: at 1-9% success the log-normal's Pass^10 from
+        # m = 10 (a task solved in all its trials leaves its p^10 open) covered 0.83
+        beyond = k_arr >= 2
         if not beyond.any():
             return q_lo, q_hi
         cum_r = np.cumsum(r, axis=1)
@@ -329,8 +330,8 @@ class PooledIntervals:
             pairs, member = self._pairs(i)
             codes = np.argmax(member, axis=0)
             y_j, f_j = pairs[0][codes], (pairs[1] - pairs[0])[codes]
-            # each task's moments at the horizons beyond the trials only (the others keep
-            # the log-normal): (J, K) with zeros elsewhere
+            # each task's moments at those horizons only (k = 1 keeps the log-normal): (J,
+            # K) with zeros elsewhere
             m1, m2 = beta_power_moments(alpha[0][index] + y_j[:, None],
                                         beta[0][index] + f_j[:, None],
                                         k_arr[beyond], metric == "pass^k")  # (J, W, K')
@@ -368,9 +369,14 @@ class PooledIntervals:
             for c in np.flatnonzero(few):
                 g = metric_at_rate(metric, theta, int(k_arr[c]))
                 # the draws as they are, not centred on the estimate: near 0 a centring's
-                # Monte Carlo error (1e-6) would swamp a lower end of 1e-8
-                draws = (g.sum(axis=1) + rest[c]) / n_tasks
-                lo, hi = np.quantile(draws, [tail, 1.0 - tail])
+                # Monte Carlo error (1e-6) would swamp a lower end of 1e-8. The tasks not
+                # drawn add their means to the upper end and nothing to the lower: a mean
+                # of p^k is carried by its posterior's far tail, which a task seldom
+                # reaches (at 1-9% success, Pass^100's floor of means stood at 1e-24 where
+                # the tasks' own value was 1e-65, and the lower end missed it half the time)
+                drawn_sum = g.sum(axis=1)
+                lo = np.quantile(drawn_sum, tail) / n_tasks
+                hi = np.quantile(drawn_sum + rest[c], 1.0 - tail) / n_tasks
                 q_lo[n, c], q_hi[n, c] = min(max(lo, 0.0), 1.0), min(max(hi, 0.0), 1.0)
         return q_lo, q_hi
 
