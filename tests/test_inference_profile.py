@@ -19,6 +19,7 @@ import passmix
 from passmix import FitWarning
 from passmix.examples import example_path
 from passmix.metrics import metric_value
+from passmix.testing import one_component_region_extremes
 from passmix.models.mixture.graph import PARAMETER_BOUNDS
 from passmix.inference.delta import widen_degenerate
 from passmix.inference.profile import repair_across_metrics
@@ -32,48 +33,41 @@ def math_m10():
 
 
 def grid_extremes(counts, metric, k, top, n=600):
-    """Smallest and largest metric over the H = 1 likelihood region, by slicing.
+    """Smallest and largest metric over the H = 1 likelihood region, by slicing a grid
+    (scipy's beta-binomial; passmix.testing.one_component_region_extremes, checked
+    in TestRegionScan); `top` is the maximum log-likelihood."""
+    lo, hi = one_component_region_extremes(counts, metric, [k], top, n=n)
+    return float(lo[0]), float(hi[0])
 
-    For each log concentration on a grid the feasible logit means form an
-    interval (found on a grid of means, its ends refined by bisection); every
-    metric rises with the mean at fixed concentration, so its extremes over
-    the region are at those ends. The log-likelihood is scipy's
-    beta-binomial, the metric passmix.metric_value (checked against
-    quadrature in test_metrics); `top` is the maximum log-likelihood.
-    """
-    y, m, w = counts.pairs()
-    (e_lo, e_hi), (c_lo, c_hi) = (PARAMETER_BOUNDS["logit_mean_first"],
-                                  PARAMETER_BOUNDS["log_concentration"])
 
-    def loglik(e, c):
-        a, b = np.exp(c) * expit(e), np.exp(c) * expit(-e)
-        return sum(wi * betabinom.logpmf(yi, mi, a, b) for yi, mi, wi in zip(y, m, w))
+@pytest.mark.unit
+class TestRegionScan:
+    """The brute-force region scan against random points of the same region."""
 
-    def value(e, c):
-        a, b = np.exp(c) * expit(e), np.exp(c) * expit(-e)
-        return metric_value(metric, np.ones(a.shape + (1,)), a[..., None], b[..., None], k)
+    def test_random_points_stay_within_and_reach_the_extremes(self):
+        counts = passmix.Counts([0, 1, 3, 5, 2, 0, 4, 1], [5, 5, 5, 5, 5, 6, 6, 6])
+        y, m, w = counts.pairs()
 
-    threshold = top - DROP
-    c = np.linspace(c_lo, c_hi, n)
-    e = np.linspace(e_lo, e_hi, n)
-    ok = loglik(e[:, None], c[None, :]) >= threshold  # (mean, concentration)
-    rows = ok.any(axis=0)
-    c = c[rows]
-    first = np.argmax(ok[:, rows], axis=0)
-    last = n - 1 - np.argmax(ok[::-1, rows], axis=0)
-    step = e[1] - e[0]
-    ends = []
-    for inside, outward in ((e[first], -step), (e[last], step)):
-        # bisection between a feasible grid mean and the next one out (or the box)
-        out = np.clip(inside + outward, e_lo, e_hi)
-        closed = loglik(out, c) >= threshold
-        a, b = np.where(closed, out, inside), out
-        for _ in range(40):
-            mid = 0.5 * (a + b)
-            good = loglik(mid, c) >= threshold
-            a, b = np.where(good, mid, a), np.where(good, b, mid)
-        ends.append(value(a, c))
-    return float(np.min(ends[0])), float(np.max(ends[1]))
+        def loglik(e, c):
+            a, b = np.exp(c) * expit(e), np.exp(c) * expit(-e)
+            return sum(wi * betabinom.logpmf(yi, mi, a, b) for yi, mi, wi in zip(y, m, w))
+
+        best = minimize(lambda t: -loglik(t[0], t[1]), [0.0, 1.0], method="Nelder-Mead",
+                        options={"xatol": 1e-10, "fatol": 1e-12}).fun
+        k = np.array([1, 10, 100])
+        lo, hi = one_component_region_extremes(counts, "pass@k", k, -best, n=300)
+        rng = np.random.default_rng(5)
+        e = rng.uniform(-4, 3, 400_000)
+        c = rng.uniform(-3, 6, 400_000)
+        inside = loglik(e, c) >= -best - DROP
+        a, b = np.exp(c[inside]) * expit(e[inside]), np.exp(c[inside]) * expit(-e[inside])
+        values = metric_value("pass@k", np.ones(a.shape + (1,)), a[:, None], b[:, None], k)
+        assert inside.sum() > 1000
+        assert np.all(values.min(axis=0) >= lo - 1e-9)
+        assert np.all(values.max(axis=0) <= hi + 1e-9)
+        # random points come close to the scan's extremes (the region is a 2-d blob)
+        assert_allclose(values.min(axis=0), lo, atol=0.01)
+        assert_allclose(values.max(axis=0), hi, atol=0.01)
 
 
 class TestAgainstGrid:

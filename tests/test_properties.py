@@ -273,7 +273,7 @@ class TestTwoComponents:
 
     @pytest.mark.parametrize("index", SETS)
     def test_no_end_inside_the_h1_region(self, index):
-        from test_inference_profile import grid_extremes
+        from passmix.testing import one_component_region_extremes
 
         y, m = two_component_set(index)
         counts = passmix.Counts(y, m)
@@ -283,6 +283,7 @@ class TestTwoComponents:
         for metric in ("pass@k", "pass^k"):
             lo, hi = _ends(one, metric, np.array([10, 100]))
             for i, k in enumerate((10, 100)):
-                region_lo, region_hi = grid_extremes(counts, metric, k, one.loglik, n=300)
+                (region_lo,), (region_hi,) = one_component_region_extremes(
+                    counts, metric, [k], one.loglik, n=300)
                 assert lo[i] <= region_lo + 1e-3 and hi[i] >= region_hi - 1e-3, (
                     metric, k, (lo[i], hi[i]), (region_lo, region_hi))

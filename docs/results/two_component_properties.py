@@ -38,7 +38,6 @@ K = np.array([1, 5, 10, 100])
 METRICS = ("pass@k", "pass^k", "auc@k")
 SEEDS = (1, 2, 3)
 TOLERANCE = 0.01
-DROP = 1.920729410347062  # chi2(1).ppf(0.95) / 2
 
 
 def candidate(index: int):
@@ -72,53 +71,6 @@ def own_ends(fit) -> dict[str, np.ndarray]:
                 for metric in METRICS}
 
 
-def grid_extremes(y, m, metric: str, k: np.ndarray, top: float, n: int = 400):
-    """(2, K) smallest and largest metric over the H = 1 likelihood region, by slicing.
-
-    For each log concentration on a grid the feasible logit means form an
-    interval (found on a grid of means, its ends refined by bisection); every
-    metric rises with the mean at fixed concentration, so its extremes over the
-    region are at those ends. The log-likelihood is scipy's beta-binomial.
-    """
-    from scipy.special import expit
-    from scipy.stats import betabinom
-
-    from passmix.metrics import metric_value
-    from passmix.models.mixture.graph import PARAMETER_BOUNDS
-
-    pairs, w = np.unique(np.column_stack([y, m]), axis=0, return_counts=True)
-    (e_lo, e_hi), (c_lo, c_hi) = (PARAMETER_BOUNDS["logit_mean_first"],
-                                  PARAMETER_BOUNDS["log_concentration"])
-
-    def loglik(e, c):
-        a, b = np.exp(c) * expit(e), np.exp(c) * expit(-e)
-        return sum(wi * betabinom.logpmf(yi, mi, a, b) for (yi, mi), wi in zip(pairs, w))
-
-    threshold = top - DROP
-    c = np.linspace(c_lo, c_hi, n)
-    e = np.linspace(e_lo, e_hi, n)
-    ok = loglik(e[:, None], c[None, :]) >= threshold
-    rows = ok.any(axis=0)
-    c = c[rows]
-    first = np.argmax(ok[:, rows], axis=0)
-    last = n - 1 - np.argmax(ok[::-1, rows], axis=0)
-    step = e[1] - e[0]
-    values = []
-    for inside, outward in ((e[first], -step), (e[last], step)):
-        out = np.clip(inside + outward, e_lo, e_hi)
-        closed = loglik(out, c) >= threshold
-        a, b = np.where(closed, out, inside), out
-        for _ in range(40):
-            mid = 0.5 * (a + b)
-            good = loglik(mid, c) >= threshold
-            a, b = np.where(good, mid, a), np.where(good, b, mid)
-        alpha, beta = np.exp(c) * expit(a), np.exp(c) * expit(-a)
-        values.append(metric_value(metric, np.ones(alpha.shape + (1,)), alpha[..., None],
-                                   beta[..., None], k))
-    both = np.concatenate(values, axis=0)  # (2 * slices, K)
-    return np.array([both.min(axis=0), both.max(axis=0)])
-
-
 def check_set(index: int) -> list[dict] | None:
     """The three properties on candidate `index`; None where BIC does not pick H = 2."""
     y, m, about = candidate(index)
@@ -145,11 +97,14 @@ def check_set(index: int) -> list[dict] | None:
             continue
         ends = own_ends(other)
         add("seed", max(np.abs(ends[mt] - base[mt]).max() for mt in METRICS), seed=seed)
+    import passmix
+    from passmix.testing import one_component_region_extremes
+
     one = _fit(y, m, n_components=1, seed=0)
     ends = own_ends(one)
     short = 0.0
     for metric in METRICS:
-        region = grid_extremes(y, m, metric, K, one.loglik)
+        region = one_component_region_extremes(passmix.Counts(y, m), metric, K, one.loglik)
         # how far an end stops inside the region (0 where it reaches the extreme)
         short = max(short, float(np.max(ends[metric][0] - region[0])),
                     float(np.max(region[1] - ends[metric][1])))

@@ -1,5 +1,6 @@
-"""A conformance check that every estimator must pass, in the way of scikit-learn's
-``check_estimator``.
+"""Checks for estimators and intervals: a conformance check that every estimator must
+pass, in the way of scikit-learn's ``check_estimator``, and a brute-force truth for
+the intervals.
 
 :func:`check_estimator` fits an estimator (a registered name or an
 :class:`~passmix.estimators.registry.Estimator`) to a few data sets and checks that its
@@ -13,6 +14,11 @@ result that defines only some metrics
 says which in a ``metrics`` attribute; it must raise ValueError for the
 others and give NaN for them in ``summary()``. Tables, the CLI and the
 harness rely on nothing else.
+
+:func:`one_component_region_extremes` is the independent truth the interval
+tests and studies hold the profile intervals to: the range of a metric over
+the one-component likelihood region, found by slicing a grid with scipy's
+beta-binomial, in code that shares nothing with the fit.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from .data.counts import Counts
 from .estimators.base import SUMMARY_COLUMNS, FittedResult
 from .estimators.registry import Estimator, get_estimator
 
-__all__ = ["check_estimator"]
+__all__ = ["check_estimator", "one_component_region_extremes"]
 
 _K = np.array([1, 2, 5, 20])
 
@@ -161,3 +167,90 @@ def _check_result(name: str, result: FittedResult, counts: Counts) -> None:
         except ValueError:
             continue
         raise AssertionError(f"{name}: metric() accepts a bad {bad}")
+
+
+def one_component_region_extremes(counts: Counts, metric: str, k, loglik_max: float, *,
+                                  level: float = 0.95, n: int = 400
+                                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Smallest and largest metric over the one-component (beta-binomial) likelihood region.
+
+    The region is every mean and concentration whose log-likelihood is within
+    ``chi2.ppf(level, 1) / 2`` of `loglik_max`, inside the bounds the fit
+    searches (:data:`passmix.models.mixture.graph.PARAMETER_BOUNDS`). A
+    profile interval of the H = 1 fit must reach both extremes.
+
+    Parameters
+    ----------
+    counts : Counts
+        The data.
+    metric : {"pass@k", "pass^k", "auc@k"}
+    k : int or array_like of int
+        Horizons.
+    loglik_max : float
+        The maximum log-likelihood (the H = 1 fit's ``loglik``).
+    level : float, default 0.95
+    n : int, default 400
+        Grid points on each axis.
+
+    Returns
+    -------
+    lower, upper : numpy.ndarray
+        The extremes at each k.
+
+    Notes
+    -----
+    For each log concentration on a grid the feasible logit means form an
+    interval, found on a grid of means and its ends refined by bisection.
+    Every metric rises with the mean at a fixed concentration, so its extremes
+    over the region lie at those ends. The log-likelihood is
+    ``scipy.stats.betabinom``'s, not the fit's.
+
+    Examples
+    --------
+    >>> import passmix
+    >>> from passmix.testing import one_component_region_extremes
+    >>> counts = passmix.Counts([0, 1, 3, 5, 2], [5, 5, 5, 5, 5])
+    >>> fit = passmix.fit(counts, n_components=1, seed=0)
+    >>> lo, hi = one_component_region_extremes(counts, "pass@k", [10], fit.loglik, n=200)
+    >>> bool(lo[0] < fit.pass_at_k(10) < hi[0])
+    True
+    """
+    from scipy.special import expit
+    from scipy.stats import betabinom, chi2
+
+    from .metrics import metric_value
+    from .models.mixture.graph import PARAMETER_BOUNDS
+
+    k = np.atleast_1d(np.asarray(k))
+    y, m, w = counts.pairs()
+    (e_lo, e_hi), (c_lo, c_hi) = (PARAMETER_BOUNDS["logit_mean_first"],
+                                  PARAMETER_BOUNDS["log_concentration"])
+
+    def loglik(e, c):
+        a, b = np.exp(c) * expit(e), np.exp(c) * expit(-e)
+        return sum(wi * betabinom.logpmf(yi, mi, a, b) for yi, mi, wi in zip(y, m, w))
+
+    threshold = loglik_max - chi2.ppf(level, 1) / 2
+    c = np.linspace(c_lo, c_hi, n)
+    e = np.linspace(e_lo, e_hi, n)
+    ok = loglik(e[:, None], c[None, :]) >= threshold  # (mean, concentration)
+    rows = ok.any(axis=0)
+    c = c[rows]
+    first = np.argmax(ok[:, rows], axis=0)
+    last = n - 1 - np.argmax(ok[::-1, rows], axis=0)
+    step = e[1] - e[0]
+    ends = []
+    for inside, outward in ((e[first], -step), (e[last], step)):
+        # bisection between a feasible grid mean and the next one out (or the box)
+        out = np.clip(inside + outward, e_lo, e_hi)
+        closed = loglik(out, c) >= threshold
+        a, b = np.where(closed, out, inside), out
+        for _ in range(40):
+            mid = 0.5 * (a + b)
+            good = loglik(mid, c) >= threshold
+            a, b = np.where(good, mid, a), np.where(good, b, mid)
+        alpha, beta = np.exp(c) * expit(a), np.exp(c) * expit(-a)
+        ends.append(metric_value(metric, np.ones(alpha.shape + (1,)), alpha[..., None],
+                                 beta[..., None], k))  # (slices, K)
+    both = np.concatenate(ends, axis=0)
+    return both.min(axis=0), both.max(axis=0)
