@@ -902,6 +902,51 @@ class TestAttemptTables:
         assert "--scorer applies to harness logs" in run(path, "--scorer", "x", code=2).stderr
 
 
+class TestOneWayToReadFile:
+    """estimate, compare and rank read FILE with the same options, from one definition."""
+
+    READING = ("--layout", "--task", "--successes", "--trials", "--outcome", "--from",
+               "--scorer", "--log-metric", "--threshold", "--status")
+
+    @pytest.mark.unit
+    def test_the_same_reading_options_everywhere(self):
+        helps = {}
+        for name in ("estimate", "compare", "rank"):
+            command = main.commands[name]
+            helps[name] = {o: p.help for p in command.params for o in p.opts
+                           if o in self.READING}
+            assert set(helps[name]) == set(self.READING), name
+        assert helps["estimate"] == helps["compare"] == helps["rank"]
+        # estimate's earlier name for the log metric still works there
+        assert "--metric" in next(p.opts for p in main.commands["estimate"].params
+                                  if p.name == "log_metric")
+
+    def test_compare_and_rank_score_a_table_with_threshold(self, tmp_path):
+        rng = np.random.default_rng(2)
+        tasks = [f"t{j}" for j in range(10)]
+        frame = pd.DataFrame({"model": np.repeat(["a", "b"], 10 * 6),
+                              "task": np.tile(np.repeat(tasks, 6), 2),
+                              "score": rng.random(120).round(2)})
+        path = tmp_path / "scores.csv"
+        frame.to_csv(path, index=False)
+        refused = invoke("compare", path, "--group-by", "model", "--method", "direct",
+                         "--k", "1", code=1)
+        assert "--threshold" in refused.stderr
+        out = invoke("compare", path, "--group-by", "model", "--method", "direct", "--k",
+                     "1,3", "--threshold", "0.5", "--format", "json")
+        rows = json.loads(out.stdout)
+        rate = (frame["score"] >= 0.5).groupby([frame["model"], frame["task"]]).mean()
+        assert rows[0]["estimate"] == pytest.approx(rate["b"].mean() - rate["a"].mean())
+        assert rows[0]["value_a"] == pytest.approx(rate["a"].mean())
+        # rank fits each system's mixture (a compile): not in the unit lane
+        ranked = invoke("rank", path, "--group-by", "model", "--method", "mixture", "--k", "1",
+                        "--threshold", "0.5", "--format", "json")
+        assert {r["model"] for r in json.loads(ranked.stdout)} == {"a", "b"}
+        # a log's options on a table are refused, as estimate refuses them
+        assert "--scorer applies to harness logs" in invoke(
+            "rank", path, "--group-by", "model", "--scorer", "x", code=2).stderr
+
+
 @pytest.mark.unit
 class TestSharedDefaultsAndExamples:
     def test_one_k_default_for_every_command(self, tmp_path):

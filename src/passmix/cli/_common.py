@@ -17,7 +17,7 @@ import click
 
 from .._defaults import CLI_K
 from .._validation import check_k
-from ..data.read import read_counts
+from ..data.read import LAYOUTS, read_counts
 from ..examples import example_path
 from ..estimators.registry import estimator_names, get_estimator
 from ..tables import NOISE
@@ -195,6 +195,60 @@ _column_options = _stacked(
 )
 
 
+#: harness log formats --from reads (auto: by suffix and content; table: never a log)
+LOG_CHOICES = ("auto", "table", "inspect", "evalplus", "tau", "lm-eval")
+
+
+def _input_options(metric_alias: bool = False) -> Callable:
+    """How FILE is read, one definition for every command that reads FILE: --layout, the
+    columns, --from and the log readers' options, and --threshold. `metric_alias`: the
+    log metric also answers to ``--metric`` (estimate's name for it, where ``--metric``
+    names no metric of passmix)."""
+    log_metric = ("--log-metric", "--metric") if metric_alias else ("--log-metric",)
+    return _stacked(
+        click.option("--layout", type=click.Choice(LAYOUTS, case_sensitive=False),
+                     default="auto",
+                     help="Input layout: one row per task (counts), per attempt (long), or one "
+                          "0/1 column per attempt (matrix); auto detects it from the columns."),
+        _column_options,
+        click.option("--from", "log_format", default="auto", metavar="FORMAT",
+                     type=click.Choice(LOG_CHOICES, case_sensitive=False),
+                     help="Read FILE as a harness log (auto: by suffix and content; table: "
+                          "never)."),
+        click.option("--scorer", default=None, metavar="NAME",
+                     help="inspect log: the scorer whose value is the outcome."),
+        click.option(*log_metric, "log_metric", default=None, metavar="NAME",
+                     help="lm-eval samples: the metric whose value is the outcome."),
+        click.option("--threshold", type=FiniteFloat(), default=None,
+                     help="A score >= THRESHOLD is a success: partial or numeric scores in a "
+                          "table's outcome column(s) or in a harness log."),
+        click.option("--status", type=click.Choice(("plus", "base"), case_sensitive=False),
+                     default=None, help="EvalPlus: success on the plus (default) or base "
+                                        "tests."),
+    )
+
+
+def _read_input(source: Path, group_cols: list[str], *, example: bool = False,
+                layout: str = "auto", task: str | None = None, successes: str | None = None,
+                trials: str | None = None, outcome: str | None = None,
+                log_format: str = "auto", scorer: str | None = None,
+                log_metric: str | None = None, threshold: float | None = None,
+                status: str | None = None):
+    """FILE's counts (a dict by group where `group_cols` are given) from the options of
+    :func:`_input_options`: read by its harness log reader (said on stderr), or as a
+    table."""
+    options = {name: value for name, value in (("scorer", scorer), ("metric", log_metric),
+                                                ("threshold", threshold), ("status", status))
+               if value is not None}
+    log = None if example else _read_log_file(source, log_format.lower(), options, group_cols)
+    return read_counts(
+        log if log is not None else source, layout=layout.lower(),
+        group_by=group_cols or None, task=task, successes=successes, trials=trials,
+        outcome=outcome, log_format="table",
+        threshold=threshold if log is None else None,  # a log's reader scored it
+    )
+
+
 def _experiment_io(out_help: str, group_help: str) -> Callable:
     """An experiment command's DATA argument and its --out and --group-by options."""
     return _stacked(
@@ -291,7 +345,7 @@ def _systems_command_tail(plot_help: str, seed_help: str) -> Callable:
         click.option("--plot", "plot", default=None, help=plot_help,
                      type=click.Path(dir_okay=False, writable=True, path_type=Path)),
         click.option("--seed", type=int, default=0, help=seed_help),
-        _column_options,
+        _input_options(),
         click.option("--output", "-o", default=None,
                      type=click.Path(dir_okay=False, writable=True, path_type=Path),
                      help="Write the output here instead of stdout."),
@@ -299,14 +353,16 @@ def _systems_command_tail(plot_help: str, seed_help: str) -> Callable:
     )
 
 
-def _read_panel(file: Path, group_by: tuple[str, ...], ctx: click.Context, **columns):
-    """The systems of FILE as a Panel with tuple labels, and the group columns."""
+def _read_panel(file: Path, group_by: tuple[str, ...], ctx: click.Context, example: bool,
+                **reading):
+    """The systems of FILE as a Panel with tuple labels, and the group columns; `reading`:
+    the options of :func:`_input_options`."""
     from ..data.panel import Panel
 
     group_cols = _split_columns(group_by)
     if not group_cols:
         raise click.BadParameter("no column names given.", ctx, param_hint="'--group-by'")
-    groups = read_counts(file, group_by=group_cols, **columns)
+    groups = _read_input(file, group_cols, example=example, **reading)
     # tuple labels, one value per group column, which the output spreads over the columns
     return Panel.from_counts(groups, unpack=False), group_cols
 

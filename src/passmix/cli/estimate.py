@@ -12,13 +12,12 @@ from pathlib import Path
 import click
 
 from .._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT
-from ..data.read import LAYOUTS, read_counts
 from ..examples import example_path
 from ..tables import estimate_table, render
-from ._common import (EXAMPLE_GROUP_BY, EXAMPLE_NAME, FORMATS, FiniteFloat, HorizonList,
-                      LevelType, MethodName, _EXAMPLE_HELP, _INPUT_ERRORS, _K_DEFAULT,
-                      _column_options, _is_tty, _message, _read_log_file, _save_plot,
-                      _silence_stdout, _split_columns, _warnings_as_lines)
+from ._common import (EXAMPLE_GROUP_BY, EXAMPLE_NAME, FORMATS, HorizonList, LevelType,
+                      MethodName, _EXAMPLE_HELP, _INPUT_ERRORS, _K_DEFAULT, _input_options,
+                      _is_tty, _message, _read_input, _save_plot, _silence_stdout,
+                      _split_columns, _warnings_as_lines)
 
 __all__ = ["estimate"]
 
@@ -51,23 +50,7 @@ __all__ = ["estimate"]
 @click.option("--n-init", type=click.IntRange(1, MAX_INIT), default=10,
               help="Random initialisations per number of components.")
 @click.option("--seed", type=int, default=0, help="Seed of the fit (output is deterministic).")
-@click.option("--layout", type=click.Choice(LAYOUTS, case_sensitive=False), default="auto",
-              help="Input layout: one row per task (counts), per attempt (long), or one "
-                   "0/1 column per attempt (matrix); auto detects it from the columns.")
-@_column_options
-@click.option("--from", "log_format", default="auto", metavar="FORMAT",
-              type=click.Choice(("auto", "table", "inspect", "evalplus", "tau", "lm-eval"),
-                                case_sensitive=False),
-              help="Read FILE as a harness log (auto: by suffix and content; table: never).")
-@click.option("--scorer", default=None, metavar="NAME",
-              help="inspect log: the scorer whose value is the outcome.")
-@click.option("--metric", "log_metric", default=None, metavar="NAME",
-              help="lm-eval samples: the metric whose value is the outcome.")
-@click.option("--threshold", type=FiniteFloat(), default=None,
-              help="A score >= THRESHOLD is a success: partial or numeric scores in a "
-                   "table's outcome column(s) or in a harness log.")
-@click.option("--status", type=click.Choice(("plus", "base"), case_sensitive=False),
-              default=None, help="EvalPlus: success on the plus (default) or base tests.")
+@_input_options(metric_alias=True)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, writable=True, path_type=Path),
               default=None, metavar="PATH", help="Write to this file instead of stdout.")
 @click.option("--plot", "plot", default=None, metavar="PATH",
@@ -139,19 +122,12 @@ def estimate(
         source = file
     horizons = k
 
-    options = {name: value for name, value in (("scorer", scorer), ("metric", log_metric),
-                                                ("threshold", threshold), ("status", status))
-               if value is not None}
     with _warnings_as_lines():
         try:
-            log = None if example else _read_log_file(source, log_format.lower(), options,
-                                                      group_cols)
-            data = read_counts(
-                log if log is not None else source, layout=layout.lower(),
-                group_by=group_cols or None, task=task, successes=successes, trials=trials,
-                outcome=outcome, log_format="table",
-                threshold=threshold if log is None else None,  # a log's reader scored it
-            )
+            data = _read_input(source, group_cols, example=example, layout=layout, task=task,
+                               successes=successes, trials=trials, outcome=outcome,
+                               log_format=log_format, scorer=scorer, log_metric=log_metric,
+                               threshold=threshold, status=status)
             groups = data if isinstance(data, dict) else {(): data}
             table = estimate_table(
                 groups, group_cols, k=horizons, level=level, method=method.lower(),

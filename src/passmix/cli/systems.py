@@ -42,8 +42,7 @@ __all__ = ["compare", "rank"]
 def compare(ctx: click.Context, file: Path | None, example: bool, group_by: tuple[str, ...],
             a: str | None, b: str | None, k: tuple[int, ...], metric: str, method: str,
             interval: str | None, draws: int, level: float, fmt: str, plot: Path | None, seed: int,
-            task: str | None, successes: str | None, trials: str | None,
-            outcome: str | None, output: Path | None) -> None:
+            output: Path | None, **reading) -> None:
     """Compare systems in FILE on the tasks they share: b - a at each k, with intervals.
 
     Prints, per pair and horizon, the difference, its pointwise interval, the
@@ -65,8 +64,8 @@ def compare(ctx: click.Context, file: Path | None, example: bool, group_by: tupl
     source, group_by = _systems_source(ctx, file, example, group_by)
     with _warnings_as_lines():
         try:
-            panel, group_cols = _read_panel(source, group_by, ctx, task=task,
-                                            successes=successes, trials=trials, outcome=outcome)
+            panel, group_cols = _read_panel(source, group_by, ctx, example,
+                                            **reading)
             if example and a is None and group_by == EXAMPLE_GROUP_BY:
                 # every pair of 7 systems is 21 profile searches: one pair shows the idea
                 a, b = EXAMPLE_PAIR
@@ -118,8 +117,7 @@ def compare(ctx: click.Context, file: Path | None, example: bool, group_by: tupl
 def rank(ctx: click.Context, file: Path | None, example: bool, group_by: tuple[str, ...],
          k: tuple[int, ...],
          metric: str, method: str, level: float, fmt: str, plot: Path | None, seed: int,
-         task: str | None, successes: str | None, trials: str | None, outcome: str | None,
-         output: Path | None) -> None:
+         output: Path | None, **reading) -> None:
     """Rank the systems in FILE at horizon(s) k, with simultaneous and rank intervals.
 
     \b
@@ -133,8 +131,8 @@ def rank(ctx: click.Context, file: Path | None, example: bool, group_by: tuple[s
     source, group_by = _systems_source(ctx, file, example, group_by)
     with _warnings_as_lines():
         try:
-            panel, group_cols = _read_panel(source, group_by, ctx, task=task,
-                                            successes=successes, trials=trials, outcome=outcome)
+            panel, group_cols = _read_panel(source, group_by, ctx, example,
+                                            **reading)
             result = rank_systems(panel, list(k),
                                   metric=metric.lower(), method=method.lower(), level=level,
                                   seed=seed)
