@@ -91,6 +91,11 @@ def test_skipping_keeps_the_fit_that_every_h_gives():
         skipped_any |= not fitted.all()
         # no skipped H could have beaten the chosen one
         assert (table["bic_bound"][~fitted] > fast.bic).all()
+        # and the table says so in words, with the bound, where the numbers are NaN
+        assert table["status"][table["selected"]].tolist() == ["selected"]
+        for row in table[~fitted].itertuples():
+            assert row.status == f"skipped: its BIC is at least {row.bic_bound:.4g}"
+        assert set(table["status"][fitted & ~table["selected"].to_numpy()]) <= {"fitted"}
     assert skipped_any  # the search did skip somewhere, so the check above meant something
 
 

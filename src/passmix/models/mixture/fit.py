@@ -107,7 +107,8 @@ class MixtureFit(LikelihoodResult):
         log-likelihood (:func:`~passmix.models.mixture.bound.mixture_loglik_bound`)
         could give it a BIC below one already found (its loglik and bic are
         NaN; ``bic_bound`` is the lowest BIC any H could have, NaN where the
-        bound was not needed).
+        bound was not needed), and ``status`` says it in words: ``"selected"``,
+        ``"fitted"``, or ``"skipped: its BIC is at least 164.8"``.
     params : numpy.ndarray
         Optimum in the unconstrained coordinates (:mod:`passmix.models.mixture.graph`).
     covariance : numpy.ndarray
@@ -532,7 +533,8 @@ class MixtureFit(LikelihoodResult):
 
     def _repr_html_(self) -> str:
         return (f"<p><b>{self._header()}</b></p>" + self.components().to_html(float_format="%.4g")
-                + self.bic_table.to_html(float_format="%.4g", index=False))
+                + self.bic_table.to_html(float_format="%.4g", index=False,
+                                         na_rep="(skipped)"))
 
 
 def _metric_of_coordinates(metric: str, n_components: int):
@@ -766,6 +768,9 @@ def _fit(counts, y, m, weight, candidates_h, n_init, seed, optimizer,
         table["bic_bound"] = table["n_components"].map(lowest).replace(-np.inf, np.nan)
     best_h = select_by_bic(table)
     table["selected"] = table["n_components"] == best_h
+    bound = table.get("bic_bound", pd.Series(np.nan, table.index)).map("{:.4g}".format)
+    table["status"] = np.where(table["selected"], "selected", np.where(  # never a bare NaN
+        np.isfinite(table["bic"]), "fitted", "skipped: its BIC is at least " + bound))
     chosen = candidates[best_h]
     params = np.array(chosen.params, dtype=float)
     if int(m.max()) == 1:
