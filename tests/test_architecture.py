@@ -184,3 +184,22 @@ def test_no_module_is_over_800_lines():
     long = {name: n for name, path in _modules().items()
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > 800}
     assert not long, long
+
+
+@pytest.mark.parametrize("name, function", [("compare", "passmix.compare.paired:compare"),
+                                            ("sensitivity",
+                                             "passmix.sensitivity.analysis:sensitivity")])
+def test_a_callable_package_shows_its_function(name, function):
+    """``passmix.compare?`` in Jupyter, help() and inspect show the function's parameters
+    and docstring, not ``(*args, **kwargs)``."""
+    import importlib
+    import inspect
+
+    import passmix
+
+    module, attr = function.split(":")
+    target = getattr(importlib.import_module(module), attr)
+    package = getattr(passmix, name)
+    assert inspect.signature(package) == inspect.signature(target)
+    assert type(package).__call__.__doc__ == target.__doc__
+    assert list(inspect.signature(package).parameters)[0] == "data"

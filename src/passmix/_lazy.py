@@ -8,6 +8,7 @@ needs (PyMC, PyTensor) on first use.
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 import types
 from collections.abc import Callable, Mapping, Sequence
@@ -76,4 +77,7 @@ def make_callable(module: str, function: Callable) -> None:
         def __call__(self, *args, **kwargs):
             return function(*args, **kwargs)
 
+    # what help(), inspect and Jupyter's `?` show for a call: the function's own
+    _CallableModule.__call__.__doc__ = function.__doc__
     sys.modules[module].__class__ = _CallableModule
+    sys.modules[module].__signature__ = inspect.signature(function)
