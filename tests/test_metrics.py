@@ -186,6 +186,21 @@ class TestValidation:
         with pytest.raises(ValueError, match=match):
             pass_at_k([1.0], [1.0], [1.0], k)
 
+    @pytest.mark.parametrize("k, shown", [(np.int64(0), "got 0."), (np.float64(2.5), "got 2.5."),
+                                          (np.array([3, -1]), "got -1.")])
+    def test_numpy_values_are_shown_as_numbers(self, k, shown):
+        # as the user typed them, not as np.int64(0)
+        with pytest.raises(ValueError) as info:
+            pass_at_k([1.0], [1.0], [1.0], k)
+        assert str(info.value).endswith(shown) and "np." not in str(info.value)
+
+    def test_options_show_numpy_values_as_numbers(self):
+        counts = passmix.Counts([1, 2], [3, 3])
+        with pytest.raises(ValueError, match=r"got 1\.5\.$"):
+            passmix.fit(counts, n_init=np.float64(1.5))
+        with pytest.raises(ValueError, match=r"got 0\.$"):
+            passmix.fit(counts, max_components=np.int64(0))
+
     def test_bad_parameters(self):
         with pytest.raises(ValueError, match="positive"):
             pass_at_k([1.0], [0.0], [1.0], 3)

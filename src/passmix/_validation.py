@@ -88,6 +88,14 @@ def check_interval_method(method: object, default: str | None = None, *,
     return method.lower()
 
 
+def shown(value) -> str:
+    """`value` as an error message shows it: numpy scalars and arrays as the Python
+    values they hold (``0``, not ``np.int64(0)``), anything else by its repr."""
+    if isinstance(value, (np.generic, np.ndarray)):
+        value = value.tolist()
+    return repr(value)
+
+
 #: largest horizon: k is held as a 64-bit integer
 K_MAX = 2**63 - 1
 
@@ -110,7 +118,7 @@ def check_k(k) -> tuple[np.ndarray, bool]:
     if arr.dtype.kind == "O":  # Python ints beyond int64, or mixed objects
         for value in arr:
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-                raise TypeError(f"k must be integer, got {value!r}.")
+                raise TypeError(f"k must be integer, got {shown(value)}.")
         arr = np.array([float(v) if not isinstance(v, numbers.Integral) else v for v in arr],
                        dtype=object)
         too_big = [v for v in arr if v > K_MAX]
@@ -123,9 +131,9 @@ def check_k(k) -> tuple[np.ndarray, bool]:
     if arr.dtype.kind == "f":
         bad = ~np.isfinite(arr) | (arr != np.round(arr))
         if bad.any():
-            raise ValueError(f"k must be whole numbers, got {arr[bad][0]!r}.")
+            raise ValueError(f"k must be whole numbers, got {shown(arr[bad][0])}.")
     if (arr < 1).any():
-        raise ValueError(f"k must be >= 1, got {arr[arr < 1][0]!r}.")
+        raise ValueError(f"k must be >= 1, got {shown(arr[arr < 1][0])}.")
     # uint64 above int64, and floats from 2^63 (which is K_MAX + 1 in float)
     over = arr >= 2.0**63 if arr.dtype.kind == "f" else (
         arr > K_MAX if arr.dtype.kind == "u" else np.zeros(arr.shape, bool))
@@ -138,10 +146,10 @@ def check_k(k) -> tuple[np.ndarray, bool]:
 def check_level(level: float) -> float:
     """Validate a confidence level in (0, 1)."""
     if not isinstance(level, numbers.Real) or isinstance(level, bool):
-        raise TypeError(f"level must be a number in (0, 1), got {level!r}.")
+        raise TypeError(f"level must be a number in (0, 1), got {shown(level)}.")
     level = float(level)
     if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level!r}.")
+        raise ValueError(f"level must be in (0, 1), got {shown(level)}.")
     return level
 
 
@@ -157,11 +165,11 @@ def check_whole(value, name: str, minimum: int = 1, maximum: int | None = None, 
     bound = f" <= {maximum}" if maximum is not None else ""
     numeric = numbers.Integral if integral else numbers.Real
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numeric):
-        raise TypeError(f"{name} must be a whole number >= {minimum}{bound}, got {value!r}.")
+        raise TypeError(f"{name} must be a whole number >= {minimum}{bound}, got {shown(value)}.")
     if not isinstance(value, numbers.Integral):
         if not np.isfinite(value) or not float(value).is_integer():
             raise ValueError(f"{name} must be a whole number >= {minimum}{bound}, "
-                             f"got {value!r}.")
+                             f"got {shown(value)}.")
         value = int(value)
     if value < minimum:
         raise ValueError(f"{name} must be >= {minimum}, got {value}.")
@@ -174,7 +182,7 @@ def check_jobs(jobs) -> int:
     """Worker processes: a whole number >= 1, or -1 for one per CPU."""
     if isinstance(jobs, (bool, np.bool_)) or not isinstance(jobs, numbers.Integral) \
             or jobs == 0 or jobs < -1:
-        raise ValueError(f"jobs must be >= 1 or -1, got {jobs!r}.")
+        raise ValueError(f"jobs must be >= 1 or -1, got {shown(jobs)}.")
     return int(jobs)
 
 
@@ -187,7 +195,7 @@ def check_seed(seed, name: str = "seed"):
     if seed is None or isinstance(seed, (np.random.Generator, np.random.SeedSequence)):
         return seed
     message = (f"{name} must be a non-negative integer, a numpy Generator or None, "
-               f"got {seed!r}.")
+               f"got {shown(seed)}.")
     if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, numbers.Integral):
         raise TypeError(message)
     if seed < 0:
@@ -234,5 +242,5 @@ def check_percentiles(percentiles) -> tuple[float, ...]:
     """Percentiles as a tuple of floats, each in [0, 100]."""
     q = np.atleast_1d(np.asarray(percentiles, dtype=float))
     if q.size == 0 or np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 100)):
-        raise ValueError(f"percentiles must be numbers in [0, 100], got {percentiles!r}.")
+        raise ValueError(f"percentiles must be numbers in [0, 100], got {shown(percentiles)}.")
     return tuple(float(v) for v in q)

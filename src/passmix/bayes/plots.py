@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._validation import FitWarning, check_k, check_level, check_metric
+from .._validation import FitWarning, check_k, check_level, check_metric, shown
 from ..plots.fit import METRIC_LABELS, default_horizons, get_ax
 from ._record import has_group, is_pooled, system_label
 from .checks import check_idata, free_variables
@@ -151,7 +151,7 @@ def plot_posterior_horizon(
         systems = list(idata.constant_data["system"].values)
         if system is None or system_label(system) not in systems:
             raise ValueError(f"name the system to draw: one of {', '.join(map(repr, systems))}"
-                             f" (got {system!r}).")
+                             f" (got {shown(system)}).")
         row = systems.index(system_label(system))
         draws = draws.transpose("chain", "draw", "system", "k").isel(system=row)
     lower, upper = draws_interval(draws, level, method)

@@ -38,7 +38,7 @@ import xarray as xr
 
 from .._pytensor import import_pymc, sampler_compile_kwargs
 from .._defaults import SUMMARY_K
-from .._validation import check_seed, check_whole
+from .._validation import check_seed, check_whole, shown
 from ..data.panel import Panel, as_panel
 from ..models.pooled._graph import build_pooled_model
 from ..models.pooled._layout import block_names, panel_layout, split_blocks
@@ -274,7 +274,7 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
     chains = check_whole(chains, "chains", integral=True)
     tune = check_whole(tune, "tune", minimum=0, integral=True)
     if not isinstance(target_accept, (int, float)) or not 0.0 < target_accept < 1.0:
-        raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}.")
+        raise ValueError(f"target_accept must be in (0, 1), got {shown(target_accept)}.")
     cores = min(chains, 2) if cores is None else check_whole(cores, "cores", integral=True)
     seed = check_seed(seed)
     if seed is not None and not isinstance(seed, (int, np.integer)):

@@ -60,7 +60,7 @@ from .._special import log_beta_ratio, log_choose
 from .._pytensor import import_pymc, sampler_compile_kwargs
 from .._defaults import POSTERIOR_K
 from .._validation import (DegenerateDataWarning, FitWarning, PosteriorWarning, check_k,
-                           check_seed, check_whole)
+                           check_seed, check_whole, shown)
 from ..inference.results import LikelihoodResult
 from ..models.mixture.fit import fit
 from ..models.mixture.graph import pair_data
@@ -121,7 +121,7 @@ def _sample_iv(draws, chains, tune, prior, sampler, target_accept, cores):
     if sampler not in _SAMPLERS:
         raise ValueError(f"unknown sampler {sampler!r}; expected one of {', '.join(_SAMPLERS)}.")
     if not isinstance(target_accept, numbers.Real) or not 0.0 < target_accept < 1.0:
-        raise ValueError(f"target_accept must be in (0, 1), got {target_accept!r}.")
+        raise ValueError(f"target_accept must be in (0, 1), got {shown(target_accept)}.")
     cores = min(chains, 2) if cores is None else check_whole(cores, "cores", integral=True)
     return draws, chains, tune, cores
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import check_seed
+from .._validation import check_seed, shown
 from ._parse import (
     _first_duplicate, _fmt, _frame_where, _frozen, _long_counts, _matrix_counts,
     _require_columns, _require_frame, _require_unique_columns, _row_where, _table_counts,
@@ -255,7 +255,7 @@ class Counts:
         True
         """
         if isinstance(m, (bool, np.bool_)) or not isinstance(m, numbers.Integral):
-            raise TypeError(f"m must be an integer >= 1, got {m!r}.")
+            raise TypeError(f"m must be an integer >= 1, got {shown(m)}.")
         if m < 1:
             raise ValueError(f"m must be >= 1, got {m}.")
         gen = np.random.default_rng(check_seed(rng, "rng"))

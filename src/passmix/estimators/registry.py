@@ -35,6 +35,7 @@ from ..data.counts import Counts
 from ..models.mixture.fit import fit
 from ..models.pooled.fit import fit_pooled_groups
 from .direct import DirectEstimate
+from .._validation import shown
 
 __all__ = ["Estimator", "auto_method", "estimator_names", "get_estimator", "register_estimator",
            "resolve_methods", "shares_tasks", "unregister_estimator"]
@@ -117,7 +118,7 @@ def register_estimator(name: str, fit: Callable[..., Any], *,
     """
     if not isinstance(name, str) or not name or name != name.strip().lower() or name == "all":
         raise ValueError(f"an estimator's name must be a non-empty lower-case string other "
-                         f"than 'all', got {name!r}.")
+                         f"than 'all', got {shown(name)}.")
     if not callable(fit):
         raise TypeError(f"fit must be callable, got {type(fit).__name__}.")
     unknown = [o for o in options if o not in OPTIONS]

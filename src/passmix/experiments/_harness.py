@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_jobs as jobs_iv
+from .._validation import check_jobs as jobs_iv, shown
 from ..data.counts import Counts
 from ..estimators.registry import estimator_names, get_estimator
 
@@ -100,7 +100,7 @@ def protocol_methods(joint: bool = False) -> tuple[str, ...]:
 def positive_int(value: Any, name: str) -> int:
     """`value` as an int >= 1, or TypeError/ValueError naming `name`."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be a whole number >= 1, got {value!r}.")
+        raise TypeError(f"{name} must be a whole number >= 1, got {shown(value)}.")
     if value < 1:
         raise ValueError(f"{name} must be >= 1, got {value}.")
     return int(value)
@@ -112,7 +112,8 @@ def seeds_iv(seeds: Any) -> tuple[int, ...]:
         return tuple(range(positive_int(seeds, "seeds")))
     values = tuple(int(s) for s in seeds)
     if not values or any(s < 0 for s in values) or len(set(values)) != len(values):
-        raise ValueError(f"seeds must be a count >= 1 or distinct integers >= 0, got {seeds!r}.")
+        raise ValueError("seeds must be a count >= 1 or distinct integers >= 0, "
+                         f"got {shown(seeds)}.")
     return values
 
 

@@ -63,7 +63,7 @@ except ImportError:  # pragma: no cover - older inspect: the fits, without the w
     hooks = None
 
 from .._defaults import LEVEL
-from .._validation import check_k, check_level, check_metric
+from .._validation import check_k, check_level, check_metric, shown
 from ..data.readers._common import LogFormatError, check_threshold, to_outcome
 
 __all__ = ["FIT_METHODS", "SUCCESSES", "TRIALS", "auc_at_k", "counts", "epochs", "pass_at_k",
@@ -171,7 +171,7 @@ def epochs(n: int, *reducers: str | ScoreReducer, threshold: float | None = None
     (6, 2)
     """
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a whole number of epochs >= 1, got {n!r}.")
+        raise ValueError(f"n must be a whole number of epochs >= 1, got {shown(n)}.")
     return Epochs(int(n), reducer=[counts(threshold=threshold), *reducers])
 
 
@@ -285,7 +285,7 @@ def _fitted_metric(kind: str, k: int, level: float, method: str) -> Callable:
     kind = check_metric(kind)
     k_arr, scalar = check_k(k)
     if not scalar:
-        raise ValueError(f"k must be one horizon, got {k!r}.")
+        raise ValueError(f"k must be one horizon, got {shown(k)}.")
     k = int(k_arr[0])
     level = check_level(level)
     if method not in FIT_METHODS:

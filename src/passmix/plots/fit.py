@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from scipy import stats
 
-from .._validation import check_k, check_level, check_metric
+from .._validation import check_k, check_level, check_metric, shown
 from ..data.panel import system_name
 
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def _curve_iv(curve: Any, name: str) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"{name} is empty; give at least one (k, value).")
     if not np.all(np.isfinite(k)) or np.any(k < 1):
         bad = float(k[~np.isfinite(k) | (k < 1)][0])
-        raise ValueError(f"{name}: every k must be finite and >= 1 (log axis), got {bad!r}.")
+        raise ValueError(f"{name}: every k must be finite and >= 1 (log axis), got {shown(bad)}.")
     order = np.argsort(k, kind="stable")
     return k[order], values[order]
 
@@ -325,9 +325,9 @@ def plot_mixture_density(
     ('per-task success probability $\\theta$', 'density')
     """
     if int(n_points) != n_points or n_points < 3:
-        raise ValueError(f"n_points must be a whole number >= 3, got {n_points!r}.")
+        raise ValueError(f"n_points must be a whole number >= 3, got {shown(n_points)}.")
     if not 0.0 < clip_quantile <= 1.0:
-        raise ValueError(f"clip_quantile must be in (0, 1], got {clip_quantile!r}.")
+        raise ValueError(f"clip_quantile must be in (0, 1], got {shown(clip_quantile)}.")
     weights = np.asarray(fit.weights, dtype=float)
     alpha = np.asarray(fit.alpha, dtype=float)
     beta = np.asarray(fit.beta, dtype=float)

@@ -20,7 +20,7 @@ import pandas as pd
 
 from .._defaults import LEVEL
 from .._validation import (DegenerateDataWarning, FitWarning, check_k, check_level,
-                           check_metric, check_seed)
+                           check_metric, check_seed, shown)
 from ..data.counts import Counts
 from .samplers import AdaptiveSampler, Sampler, make_sampler
 
@@ -136,7 +136,8 @@ def _predictor(name: str, seed) -> Callable[[Counts], Any]:
 def _outcomes(values: Any, n: int) -> np.ndarray:
     out = np.asarray(values)
     if out.shape != (n,) or out.dtype.kind not in "biuf" or not np.isin(out, (0, 1)).all():
-        raise ValueError(f"attempt must return a success (bool or 0/1) per task; got {values!r}.")
+        raise ValueError("attempt must return a success (bool or 0/1) per task; "
+                         f"got {shown(values)}.")
     return out.astype(bool)
 
 
@@ -265,13 +266,14 @@ def evaluate(attempt: Callable, tasks: Sequence | int, *, budget: int, k: int,
     for name, value in (("budget", budget), ("batch_size", batch_size),
                         ("min_attempts", min_attempts)):
         if isinstance(value, bool) or int(value) != value or value < 1:
-            raise ValueError(f"{name} must be a whole number >= 1, got {value!r}.")
+            raise ValueError(f"{name} must be a whole number >= 1, got {shown(value)}.")
     if target_halfwidth is not None and not 0 < target_halfwidth < 1:
-        raise ValueError(f"target_halfwidth must be in (0, 1), got {target_halfwidth!r}.")
+        raise ValueError(f"target_halfwidth must be in (0, 1), got {shown(target_halfwidth)}.")
     if alpha_spending is not None and (isinstance(alpha_spending, bool) or not isinstance(
             alpha_spending, (int, float, np.integer, np.floating))
             or not 0 < alpha_spending < np.inf):
-        raise ValueError(f"alpha_spending must be a number > 0 or None, got {alpha_spending!r}.")
+        raise ValueError("alpha_spending must be a number > 0 or None, "
+                         f"got {shown(alpha_spending)}.")
     labels = list(range(tasks)) if isinstance(tasks, (int, np.integer)) else list(tasks)
     if not labels:
         raise ValueError("tasks is empty.")

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from .._special import log_beta_ratio, log_rising_ratio
-from .._validation import check_seed
+from .._validation import check_seed, shown
 
 __all__ = ["AdaptiveSampler", "DynamicSampler", "SAMPLERS", "Sampler", "UniformSampler",
            "make_sampler"]
@@ -46,7 +46,7 @@ class Sampler:
 
     def __init__(self, n_tasks: int, *, seed=None, successes=None, attempts=None) -> None:
         if isinstance(n_tasks, bool) or int(n_tasks) != n_tasks or n_tasks < 1:
-            raise ValueError(f"n_tasks must be a whole number >= 1, got {n_tasks!r}.")
+            raise ValueError(f"n_tasks must be a whole number >= 1, got {shown(n_tasks)}.")
         self.n_tasks = int(n_tasks)
         self.rng = np.random.default_rng(check_seed(seed))
         if (successes is None) != (attempts is None):
@@ -86,7 +86,7 @@ class Sampler:
     def next_tasks(self, n: int = 1) -> np.ndarray:
         """Pick `n` task positions to attempt next (they stay pending until updated)."""
         if isinstance(n, bool) or int(n) != n or n < 1:
-            raise ValueError(f"n must be a whole number >= 1, got {n!r}.")
+            raise ValueError(f"n must be a whole number >= 1, got {shown(n)}.")
         self._prepare(int(n))
         picks = np.empty(int(n), dtype=np.int64)
         for i in range(int(n)):
@@ -113,7 +113,7 @@ class Sampler:
         if tasks.dtype.kind not in "iu" or (tasks < 0).any() or (tasks >= self.n_tasks).any():
             raise ValueError(f"task positions must be whole numbers in [0, {self.n_tasks}).")
         if outcomes.dtype.kind not in "biu" or not np.isin(outcomes, (0, 1)).all():
-            raise ValueError(f"an outcome must be a bool or 0/1, got {outcomes!r}.")
+            raise ValueError(f"an outcome must be a bool or 0/1, got {shown(outcomes)}.")
         np.add.at(self._a, tasks, 1)
         np.add.at(self._s, tasks, outcomes.astype(np.int64))
         np.subtract.at(self._pending, tasks, 1)
@@ -290,7 +290,7 @@ class AdaptiveSampler(Sampler):
                  seed=None, successes=None, attempts=None) -> None:
         super().__init__(n_tasks, seed=seed, successes=successes, attempts=attempts)
         if isinstance(k, bool) or int(k) != k or k < 1:
-            raise ValueError(f"k must be a whole number >= 1, got {k!r}.")
+            raise ValueError(f"k must be a whole number >= 1, got {shown(k)}.")
         self.k = int(k)
         if warmup is None:
             warmup = max(1, int(WARMUP_SHARE * budget / self.n_tasks)) if budget else 2

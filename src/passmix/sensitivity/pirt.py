@@ -26,7 +26,7 @@ import pandas as pd
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from .._validation import FitWarning
+from .._validation import FitWarning, shown
 from .data import Configurations
 
 __all__ = ["PIRTFit", "fit_pirt"]
@@ -109,7 +109,7 @@ def fit_pirt(data: Configurations, *, reg: float = 100.0) -> PIRTFit:
         raise ValueError("pIRT needs question identity (a configuration x question matrix); "
                          "count data do not have it.")
     if not (np.isfinite(reg) and reg > 0):
-        raise ValueError(f"reg must be positive and finite, got {reg!r}.")
+        raise ValueError(f"reg must be positive and finite, got {shown(reg)}.")
     rows, cols = np.nonzero(data.observed())
     y = data.matrix[rows, cols]
     n_conf, n_q = data.matrix.shape

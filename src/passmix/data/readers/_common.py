@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from ..._validation import shown
 
 __all__ = ["ATTEMPT_COLUMNS", "LogFormatError", "attempt_table", "check_threshold", "load_json",
            "to_outcome"]
@@ -43,10 +44,10 @@ def check_threshold(threshold: Any, *, optional: bool = True) -> float | None:
     if threshold is None and optional:
         return None
     if isinstance(threshold, bool) or not isinstance(threshold, numbers.Real):
-        raise TypeError(f"threshold must be a finite number, got {threshold!r}.")
+        raise TypeError(f"threshold must be a finite number, got {shown(threshold)}.")
     value = float(threshold)
     if not math.isfinite(value):
-        raise ValueError(f"threshold must be a finite number, got {threshold!r}.")
+        raise ValueError(f"threshold must be a finite number, got {shown(threshold)}.")
     return value
 
 

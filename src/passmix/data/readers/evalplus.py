@@ -19,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 
 from ._common import LogFormatError, attempt_table, files_in, load_json
+from ..._validation import shown
 
 __all__ = ["GROUP_COLUMNS", "read_evalplus"]
 
@@ -73,7 +74,7 @@ def read_evalplus(source: str | Path, *, status: str = "plus") -> pd.DataFrame:
     ([1, 0], [1, 1])
     """
     if status not in ("plus", "base"):
-        raise ValueError(f"status must be 'plus' or 'base', got {status!r}.")
+        raise ValueError(f"status must be 'plus' or 'base', got {shown(status)}.")
     path = Path(source)
     files = files_in(path, ("**/*eval_results.json",))
     rows = []

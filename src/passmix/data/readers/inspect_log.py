@@ -26,6 +26,7 @@ import pandas as pd
 
 from ._common import (LogFormatError, attempt_table, check_threshold, files_in, load_json,
                       to_outcome)
+from ..._validation import shown
 
 __all__ = ["GROUP_COLUMNS", "read_inspect"]
 
@@ -223,9 +224,9 @@ def read_inspect(source: str | Path, *, scorer: str | None = None,
     ([1, 0, 1, 1], 'read 4 attempts on 2 tasks from 1 inspect file(s)')
     """
     if errors not in ("raise", "fail"):
-        raise ValueError(f"errors must be 'raise' or 'fail', got {errors!r}.")
+        raise ValueError(f"errors must be 'raise' or 'fail', got {shown(errors)}.")
     if engine not in ("auto", "inspect", "direct"):
-        raise ValueError(f"engine must be 'auto', 'inspect' or 'direct', got {engine!r}.")
+        raise ValueError(f"engine must be 'auto', 'inspect' or 'direct', got {shown(engine)}.")
     threshold = check_threshold(threshold)
     path = Path(source)
     files = files_in(path, ("*.eval", "*.json"))

@@ -35,7 +35,7 @@ from threadpoolctl import threadpool_limits
 
 from ..._defaults import INTERVAL_METHODS, MAX_COMPONENTS, MAX_INIT
 from ..._validation import (DegenerateDataWarning, FitWarning, check_k,
-                            check_level, check_metric, check_seed, check_whole)
+                            check_level, check_metric, check_seed, check_whole, shown)
 from ...data.counts import Counts, as_counts
 from ...distributions import BetaMixture
 from ...inference.optimize import (BOUND_TOL, maximize, observed_covariance, select_by_bic,
@@ -397,7 +397,7 @@ class MixtureFit(LikelihoodResult):
         True
         """
         if near not in (0, 1):
-            raise ValueError(f"near must be 0 or 1, got {near!r}.")
+            raise ValueError(f"near must be 0 or 1, got {shown(near)}.")
         y, m = self.counts.successes, self.counts.trials
         edge = (y == (0 if near == 0 else m)) & (m > 0)
         if not edge.any():

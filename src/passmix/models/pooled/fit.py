@@ -13,7 +13,7 @@ import pandas as pd
 from scipy.optimize import minimize
 from scipy.special import log_softmax
 
-from ..._validation import FitWarning, check_seed
+from ..._validation import FitWarning, check_seed, shown
 from ...data.counts import Counts
 from ...inference.optimize import Optimum, at_bound, damped_newton, maximize, select_by_criterion
 from ...data.panel import Panel, as_panel, system_name
@@ -415,7 +415,7 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     families = FAMILIES if family == "auto" else (family,)
     rng = np.random.default_rng(0 if seed is None else check_seed(seed))
     if int(n_init) != n_init or n_init < 1:
-        raise ValueError(f"n_init must be a whole number >= 1, got {n_init!r}.")
+        raise ValueError(f"n_init must be a whole number >= 1, got {shown(n_init)}.")
     if isinstance(max_components, bool) or int(max_components) != max_components \
             or not 1 <= max_components <= 6:
         raise ValueError(f"max_components must be a whole number in 1..6, got "
@@ -435,11 +435,11 @@ def fit_pooled(data, *, system=None, family: str = "normal", grid=None, n_init: 
     elif isinstance(slope, (bool, np.bool_)):
         slopes = (bool(slope),)
     else:
-        raise ValueError(f"slope must be True, False or 'auto', got {slope!r}.")
+        raise ValueError(f"slope must be True, False or 'auto', got {shown(slope)}.")
     if criterion == "heldout" and (isinstance(n_folds, bool) or int(n_folds) != n_folds
                                    or not 2 <= n_folds <= panel.shape[1]):
         raise ValueError(f"n_folds must be a whole number in 2..{panel.shape[1]} (the tasks), "
-                         f"got {n_folds!r}.")
+                         f"got {shown(n_folds)}.")
     idle = [f"'{system_name(s)}'" for s, m in zip(panel.systems, panel.trials)
             if not np.any(m > 0)]
     if idle:

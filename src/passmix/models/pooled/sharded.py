@@ -23,6 +23,7 @@ import numpy as np
 from ...data.panel import Panel
 from ._graph import _objective
 from ._layout import _Layout, coordinate_blocks, panel_layout
+from ..._validation import shown
 
 __all__ = ["ShardedObjective", "TaskShards"]
 
@@ -70,7 +71,7 @@ class TaskShards:
         if n_shards is None:
             n_shards = max(1, sum(client.nthreads().values()))
         if isinstance(n_shards, bool) or int(n_shards) != n_shards or n_shards < 1:
-            raise ValueError(f"n_shards must be a whole number >= 1, got {n_shards!r}.")
+            raise ValueError(f"n_shards must be a whole number >= 1, got {shown(n_shards)}.")
         self.client = client
         self.n_systems = panel.shape[0]
         #: each shard's task positions
