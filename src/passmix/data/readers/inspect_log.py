@@ -1,8 +1,8 @@
 """inspect_ai logs (``.eval`` zip files and ``.json``): one task is a sample id, one
 attempt an epoch, and the group is the log's model and task.
 
-With ``inspect_ai`` installed (``pip install 'passmix[inspect]'``) the samples
-come from inspect's own ``read_eval_log_sample_summaries``; without it the
+With ``inspect_ai`` installed (``pip install inspect_ai``, passmix's ``[inspect]``
+extra) the samples come from inspect's own ``read_eval_log_sample_summaries``; without it the
 log is read directly: the ``.json`` document's ``eval`` and ``samples``, or
 the ``.eval`` zip's ``header.json`` (or ``_journal/start.json``) and its
 ``samples/<id>_epoch_<n>.json`` entries. inspect writes those entries
@@ -47,8 +47,9 @@ def _zip_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     except ImportError:
         raise LogFormatError(
             f"'{zf.filename}' is zstd-compressed (inspect_ai writes .eval logs so since "
-            "2025), which this Python cannot read on its own: pip install 'passmix[inspect]' "
-            "(or zstandard), or convert the log with `inspect log convert --to json`."
+            "2025), which this Python cannot read on its own: pip install zstandard (or "
+            "inspect_ai, passmix's [inspect] extra), or convert the log with `inspect log "
+            "convert --to json`."
         ) from None
     fp = zf.fp
     fp.seek(info.header_offset)
@@ -237,8 +238,8 @@ def read_inspect(source: str | Path, *, scorer: str | None = None,
         if engine != "direct":
             read = _with_inspect(file)
             if read is None and engine == "inspect":
-                raise ImportError("engine='inspect' needs inspect_ai: pip install "
-                                  "'passmix[inspect]'.")
+                raise ImportError("engine='inspect' needs inspect_ai: pip install inspect_ai "
+                                  "(passmix's [inspect] extra).")
         if read is None:
             read = _eval_zip(file) if file.suffix.lower() == ".eval" else _json_log(file)
         header, samples = read
