@@ -30,7 +30,7 @@ TAU = example_path("taubench_airline")
 LCB = example_path("livecodebench")
 ALPHA_LOG = Path(__file__).parent / "data" / "logs" / "inspect" / "alpha.eval"
 
-KEYS = {"metric", "k", "estimate", "lower", "upper", "method", "n_components"}
+KEYS = {"metric", "k", "estimate", "lower", "upper", "method", "n_components", "interval"}
 METRICS = {"pass@k", "pass^k", "auc@k"}
 PYTHIA = ["Pythia 70M", "Pythia 160M", "Pythia 410M", "Pythia 1B", "Pythia 2.8B",
           "Pythia 6.9B", "Pythia 12B"]
@@ -197,7 +197,7 @@ def test_long_jsonl_csv(tau_files, tau_json):
               *FAST).stdout
     table = pd.read_csv(io.StringIO(out))
     assert list(table.columns) == ["metric", "k", "estimate", "lower", "upper", "method",
-                                   "n_components"]
+                                   "n_components", "interval"]
     assert len(table) == len(tau_json)
     expected = pd.DataFrame(tau_json)
     np.testing.assert_allclose(table["estimate"], expected["estimate"].astype(float),
@@ -228,12 +228,15 @@ def test_matrix_parquet_table(tau_files):
                         lines[0]), lines[0]
     header = lines[1].split()
     assert header[:4] == ["metric", "k", "method", "estimate"]
-    body = [line.split() for line in lines[2:] if line.strip()]
+    assert header[-1] == "interval"
+    body = [line.split() for line in lines[2:] if line.strip() and not line.startswith("  k =")]
     assert len(body) == 3 * 2 * 3
     assert {b[0] for b in body} == METRICS
     assert {b[2] for b in body} == {"mixture", "naive", "combinatorial"}
+    assert {b[-1] for b in body if b[2] == "mixture"} == {"profile"}
     # combinatorial at k = 10 > m = 4 prints NA, with one warning line
-    assert ["NA", "NA", "NA"] in [b[3:] for b in body if b[2] == "combinatorial"]
+    assert ["NA", "NA", "NA", "-"] in [b[3:] for b in body if b[2] == "combinatorial"]
+    assert lines[-1].startswith("  k = 10: beyond the 4 trials run per task")
     assert out.stderr.count("Warning:") == 1
 
 
@@ -593,6 +596,46 @@ def test_k_accepts_lists_and_scientific_notation():
 
 
 @pytest.mark.unit
+class TestTheTextTable:
+    """What the text table says beside its numbers."""
+
+    def test_horizons_as_written_and_beyond_the_trials_said(self, tmp_path):
+        path = _write(tmp_path, "five.csv", "task,successes,trials\n"
+                      "a,1,5\nb,0,5\nc,3,5\nd,5,5\ne,2,5\n")
+        text = run(path, "--method", "naive", "--k", "1,5,100,1e18").stdout
+        rows = [line.split() for line in text.splitlines() if line.startswith("  pass")]
+        assert [r[1] for r in rows[:4]] == ["1", "5", "100", "1e18"]
+        assert rows[0][-1] == "-"  # the naive estimate has no interval
+        note = [line for line in text.splitlines() if "beyond the" in line]
+        assert note == ["  k = 100, 1e18: beyond the 5 trials run per task (up to 2e17 times "
+                        "as many); there every value extrapolates the fitted distribution of "
+                        "success rates"]
+        # within the trials nothing is said
+        assert "beyond the" not in run(path, "--method", "naive", "--k", "1,5").stdout
+
+    def test_an_exact_zero_is_not_a_rounded_number(self):
+        from passmix.tables import _horizon, _number
+
+        assert [_number(v) for v in (0.0, 1.49e-34, 0.5, np.nan)] == [
+            "0", "1.49e-34", "0.5000", "NA"]
+        assert [_horizon(k) for k in (10, 999_999, 10**6, 1_234_567, 10**18)] == [
+            "10", "999999", "1e6", "1234567", "1e18"]
+
+
+@pytest.mark.unit
+def test_every_command_writes_floats_in_full(tmp_path):
+    """estimate, compare and rank write CSV and JSON at full precision, one way."""
+    direct = json.loads(invoke("compare", "--example", "--method", "direct", "--k", "1,5",
+                               "--format", "json").stdout)
+    want = passmix.compare(passmix.Panel.read(example_path("math_m10"), "model"),
+                           "Pythia 1B", "Pythia 2.8B", k=[1, 5], method="direct", seed=0)
+    assert [r["estimate"] for r in direct] == want.estimate[0].tolist()  # exact, not 10 digits
+    table = pd.read_csv(io.StringIO(invoke("compare", "--example", "--method", "direct",
+                                           "--k", "1,5", "--format", "csv").stdout))
+    assert table["estimate"].tolist() == want.estimate[0].tolist()
+
+
+@pytest.mark.unit
 def test_version_and_help():
     assert invoke("--version").stdout.strip() == f"passmix, version {passmix.__version__}"
     assert "estimate" in invoke("--help").stdout
@@ -616,7 +659,7 @@ def test_estimate_table_single_counts_and_no_mutation():
     groups = {("a",): counts}
     table = estimate_table(groups, ["sys"], ks, 0.9, "naive", 4, 10, 0)
     assert list(table.columns) == ["sys", "metric", "k", "estimate", "lower", "upper",
-                                   "method", "n_components"]
+                                   "method", "n_components", "interval"]
     assert table["n_components"].isna().all()
     assert str(table["n_components"].dtype) == "Int64"
     assert list(groups) == [("a",)] and groups[("a",)] is counts

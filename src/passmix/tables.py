@@ -37,8 +37,10 @@ from .estimators.registry import auto_method, get_estimator, resolve_methods, sh
 __all__ = ["VALUE_COLUMNS", "estimate_table", "format_table", "recorded_warnings", "render",
            "result_rows", "to_records"]
 
-#: Output columns after the group columns.
-VALUE_COLUMNS = ("metric", "k", "estimate", "lower", "upper", "method", "n_components")
+#: Output columns after the group columns (``interval``: the ends' method, profile or
+#: delta; empty for an estimator without intervals).
+VALUE_COLUMNS = ("metric", "k", "estimate", "lower", "upper", "method", "n_components",
+                 "interval")
 
 # PyTensor's compile-time note about BLAS says nothing about the user's data.
 NOISE = r"PyTensor could not link to a BLAS"
@@ -65,10 +67,12 @@ def recorded_warnings() -> Iterator[list[warnings.WarningMessage]]:
 
 def result_rows(result: FittedResult, ks: np.ndarray, level: float, interval: str | None
                 ) -> list[dict[str, Any]]:
-    """Rows ``{metric, k, estimate, lower, upper}`` of a fitted result at horizons `ks`."""
+    """Rows ``{metric, k, estimate, lower, upper, interval}`` of a fitted result at horizons
+    `ks`; ``interval`` is the ends' method (the summary's ``attrs["method"]``), or None."""
     table = result.summary(ks, level, method=interval)
+    how = table.attrs.get("method") if not table["lower"].isna().all() else None
     return [{"metric": m, "k": int(k), "estimate": float(e), "lower": float(lo),
-             "upper": float(hi)}
+             "upper": float(hi), "interval": how}
             for m, k, e, lo, hi in zip(table["metric"], table["k"], table["estimate"],
                                        table["lower"], table["upper"])]
 
@@ -453,9 +457,31 @@ def _number(value: Any) -> str:
     if pd.isna(value):
         return "NA"
     value = float(value)
-    if value == 0.0 or abs(value) >= 1e-3:
+    if value == 0.0:
+        return "0"  # exact: not a small number rounded, beside 1.49e-34
+    if abs(value) >= 1e-3:
         return f"{value:.4f}"
     return f"{value:.2e}"
+
+
+def _horizon(k: int) -> str:
+    """A horizon as written: 1e18 rather than nineteen digits, where that is exact."""
+    mantissa, _, power = f"{k:.3g}".partition("e+")
+    short = f"{mantissa}e{int(power)}" if power else mantissa
+    return short if k >= 10**6 and float(short) == k else str(k)
+
+
+def _beyond_note(ks: Sequence[int], counts: Counts) -> str:
+    """The horizons past the trials run, said under a group's rows."""
+    most = int(np.max(counts.trials, initial=0))
+    beyond = sorted({int(k) for k in ks if k > most})
+    if not beyond or most == 0:
+        return ""
+    listed = ", ".join(map(_horizon, beyond))
+    times = beyond[-1] / most
+    return (f"  k = {listed}: beyond the {most} trials run per task (up to "
+            f"{_horizon(int(times)) if times >= 10**6 else f'{times:,.0f}'} times as many); "
+            "there every value extrapolates the fitted distribution of success rates")
 
 
 def _trials_range(counts: Counts) -> str:
@@ -498,19 +524,22 @@ def format_table(
         mask = np.ones(len(table), dtype=bool)
         for col, val in zip(group_cols, key):
             mask &= (table[col] == _plain(val)).to_numpy()
-        part = table.loc[mask, ["metric", "k", "method", "estimate", "lower", "upper"]]
+        part = table.loc[mask, ["metric", "k", "method", "estimate", "lower", "upper",
+                                "interval"]]
         part = part.assign(_m=part["metric"].map(metric_order)).sort_values(
             ["_m", "k"], kind="stable"
         )
         columns = [
             ("metric", part["metric"].tolist(), False),
-            ("k", [str(v) for v in part["k"]], True),
+            ("k", [_horizon(int(v)) for v in part["k"]], True),
             ("method", part["method"].tolist(), False),
             ("estimate", [_number(v) for v in part["estimate"]], True),
             (f"lower {pct}", [_number(v) for v in part["lower"]], True),
             (f"upper {pct}", [_number(v) for v in part["upper"]], True),
+            ("interval", [v if isinstance(v, str) else "-" for v in part["interval"]], False),
         ]
-        blocks.append("\n".join([head, *_aligned(columns)]))
+        note = _beyond_note(part["k"], counts)
+        blocks.append("\n".join([head, *_aligned(columns), *([note] if note else [])]))
     return "\n\n".join(blocks) + "\n"
 
 

@@ -342,11 +342,11 @@ def _systems_command_tail(plot_help: str, seed_help: str) -> Callable:
     return _stacked(
         click.option("--format", "fmt", type=click.Choice(FORMATS, case_sensitive=False),
                      default="table", help="Output format."),
-        click.option("--plot", "plot", default=None, help=plot_help,
+        click.option("--plot", "plot", default=None, help=plot_help, metavar="PATH",
                      type=click.Path(dir_okay=False, writable=True, path_type=Path)),
         click.option("--seed", type=int, default=0, help=seed_help),
         _input_options(),
-        click.option("--output", "-o", default=None,
+        click.option("--output", "-o", default=None, metavar="PATH",
                      type=click.Path(dir_okay=False, writable=True, path_type=Path),
                      help="Write the output here instead of stdout."),
         click.pass_context,
@@ -384,10 +384,8 @@ def _render_comparison(result: Any, group_cols: list[str], fmt: str) -> str:
     columns = front + ["metric", "k", "estimate", "lower", "upper", "band_lower", "band_upper",
                        "certified", "method", "se", "value_a", "value_b", "n_tasks"]
     table = table[columns + (["p_b_better"] if "p_b_better" in table else [])]
-    if fmt == "json":
-        return table.to_json(orient="records", indent=2) + "\n"
-    if fmt == "csv":
-        return table.to_csv(index=False, float_format="%.6g")
+    if fmt in ("json", "csv"):
+        return _machine_text(table, fmt)
     shown = table.drop(columns=["method", "se"]).copy()
     for col in ("estimate", "lower", "upper", "band_lower", "band_upper"):
         shown[col] = shown[col].map("{:+.4f}".format)
@@ -397,6 +395,18 @@ def _render_comparison(result: Any, group_cols: list[str], fmt: str) -> str:
     head = (f"{result.metric}: b - a, {result.level:.0%} pointwise interval and simultaneous "
             f"band over k = {','.join(map(str, result.k))} ({result.method})\n")
     return head + shown.to_string(index=False) + "\n"
+
+
+def _machine_text(table: Any, fmt: str) -> str:
+    """`table` as JSON records or CSV, as every command writes them: floats in full (as
+    Python writes them), missing values as null or empty."""
+    import json
+
+    from ..tables import to_records
+
+    if fmt == "json":
+        return json.dumps(to_records(table), indent=2, allow_nan=False, default=str) + "\n"
+    return table.to_csv(index=False, lineterminator="\n")
 
 
 def _read_log_file(source: Path, log_format: str, options: dict, group_cols: list):

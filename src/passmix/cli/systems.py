@@ -9,7 +9,7 @@ import click
 from ..data.panel import system_name
 from .._defaults import COMPARE_METHODS, INTERVAL_METHODS, RANK_METHODS
 from ._common import (EXAMPLE_GROUP_BY, EXAMPLE_PAIR, HorizonList, LevelType,
-                      _INPUT_ERRORS, _K_DEFAULT, _emit, _message, _read_panel,
+                      _INPUT_ERRORS, _K_DEFAULT, _emit, _machine_text, _message, _read_panel,
                       _render_comparison, _save_plot, _silence_stdout, _systems_command_head,
                       _systems_command_tail, _systems_source, _warnings_as_lines)
 
@@ -143,10 +143,8 @@ def rank(ctx: click.Context, file: Path | None, example: bool, group_by: tuple[s
                 table.insert(1 + n, col, [label[n] for label in table["system"]])
             table = table.drop(columns="system")
             table.insert(len(group_cols) + 1, "metric", result.metric)
-            if fmt.lower() == "json":
-                text = table.to_json(orient="records", indent=2) + "\n"
-            elif fmt.lower() == "csv":
-                text = table.to_csv(index=False, float_format="%.6g")
+            if fmt.lower() in ("json", "csv"):
+                text = _machine_text(table, fmt.lower())
             else:
                 text = (f"{result.metric}, ranked ({result.method}); {result.level:.0%} "
                         "intervals and rank intervals for all systems at once\n"

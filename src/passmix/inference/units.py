@@ -477,7 +477,9 @@ class UnitsResult:
             else:
                 tables = {m: self.delta(m, k_arr, level, system=label) for m in METRICS}
             frames += list(tables.values())
-        return pd.concat(frames, ignore_index=True)
+        out = pd.concat(frames, ignore_index=True)
+        out.attrs["method"] = ", ".join(dict.fromkeys(self.method_for(i, method) for i in rows))
+        return out
 
 
 class Unit:
