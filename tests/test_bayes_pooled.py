@@ -1,6 +1,8 @@
 """NUTS for the pooled model: metrics of known success probabilities, and the posterior
 against the maximum-likelihood fit (Bernstein-von Mises) on simulated panels."""
 
+import warnings
+
 import arviz as az
 import mpmath as mp
 import numpy as np
@@ -52,15 +54,27 @@ def test_bad_arguments_are_named():
 
 
 @pytest.mark.slow
-def test_posterior_agrees_with_the_fit_where_the_data_are_many():
+def test_posterior_agrees_with_the_fit_where_the_data_are_many(capfd):
     """With 3 systems x 100 tasks x 10 trials the posterior is near normal around the
     MLE (Bernstein-von Mises): its means are the fit's estimates and its intervals the
     delta method's, two computations that share nothing but the likelihood."""
     rng = np.random.default_rng(3)
     a = np.array([-0.8, 0.0, 0.8])
     y, m, p = simulate_panel(rng, a, [20.0, 20.0, 20.0], rng.normal(0.5, 1.5, 100), 10)
-    post = sample_pooled(Panel(y, m), draws=400, tune=400, chains=2, seed=0,
-                         grid=np.linspace(-12, 14, 53))
+    capfd.readouterr()
+    post = sample_pooled(Panel(y, m, systems=["x", "y", "z"]), draws=400, tune=400,
+                         chains=2, seed=0, grid=np.linspace(-12, 14, 53))
+    # quiet, as passmix.sample is: none of PyMC's progress lines
+    said = capfd.readouterr()
+    assert "NUTS" not in said.err + said.out and "Sampling" not in said.err + said.out
+    # ArviZ reads the draws without a warning, dims named by the systems
+    assert "ability" not in post.posterior
+    assert post.posterior["abilities"].dims == ("chain", "draw", "system")
+    assert list(post.posterior["abilities"]["system"].values) == ["x", "y", "z"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        summary = az.summary(post, var_names=["abilities", "log_concentration"])
+    assert "abilities[y]" in summary.index
     fit = pooled_fit(post)
     assert isinstance(post, xr.DataTree) and isinstance(fit, passmix.PooledFit)
     diag = passmix.bayes.diagnose(post)
@@ -167,6 +181,9 @@ def test_pooled_draws_are_a_datatree_read_by_the_shared_functions(pinned, tmp_pa
     summary = passmix.bayes.posterior_summary(post, k=k)
     assert list(summary.columns[:3]) == ["system", "metric", "k"] and len(summary) == 27
     table = passmix.compare_intervals(fit, post, k=k)
+    profile = pd.concat([fit.profile(mm, k) for mm in ("pass@k", "pass^k", "auc@k")])
+    assert_allclose(table["profile_lower"].to_numpy(), profile["lower"].to_numpy())
+    assert_allclose(table["profile_upper"].to_numpy(), profile["upper"].to_numpy())
     assert_allclose(table["estimate"].to_numpy(),
                     pd.concat([fit.delta(mm, k) for mm in ("pass@k", "pass^k", "auc@k")])
                     ["estimate"].to_numpy())
@@ -189,6 +206,11 @@ def test_pooled_draws_are_a_datatree_read_by_the_shared_functions(pinned, tmp_pa
         passmix.bayes.ppc_pvalue(post)
     diag = passmix.bayes.diagnose(post, ["pass_at_k"])
     assert "pass_at_k[b, 100]" in diag.index
+    # one record of the abilities, by system name, as ArviZ's summary names them
+    assert "ability" not in post.posterior
+    assert post.posterior["abilities"].dims == ("chain", "draw", "system")
+    assert list(post.posterior["abilities"]["system"].values) == ["a", "b", "c"]
+    assert "abilities[b]" in passmix.bayes.diagnose(post, ["abilities"]).index
 
 
 def test_labels_that_collide_as_strings_are_an_error(pinned):

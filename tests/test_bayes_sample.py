@@ -252,7 +252,7 @@ class TestAgreementWithMLE:
     @pytest.mark.parametrize("scale", ["logit", "identity"])
     def test_credible_intervals_agree_with_delta(self, easy, scale):
         res, idata, _ = easy
-        table = compare_intervals(res, idata, k=[1, 5, 10, 60], scale=scale)
+        table = compare_intervals(res, idata, k=[1, 5, 10, 60], scale=scale, profile=False)
         for _, row in table.iterrows():
             draws = posterior_metrics(idata, k=int(row["k"]), metric=row["metric"])
             ds = draws.to_dataset(name="x")
@@ -308,8 +308,16 @@ class TestIntervals:
     def test_compare_intervals_table(self, small):
         res, idata = small
         table = compare_intervals(res, idata, k=[1, 60])
-        assert list(table.columns) == ["metric", "k", "estimate", "delta_lower", "delta_upper",
+        assert list(table.columns) == ["metric", "k", "estimate", "profile_lower",
+                                       "profile_upper", "delta_lower", "delta_upper",
                                        "posterior_mean", "credible_lower", "credible_upper"]
+        # the profile beside them is the model's own, the model the draws are of
+        own = res.profile("pass@k", [1, 60])
+        assert_allclose(table["profile_lower"][:2], own.lower)
+        assert_allclose(table["profile_upper"][:2], own.upper)
+        assert (table["profile_lower"] <= table["estimate"]).all()
+        assert (table["estimate"] <= table["profile_upper"]).all()
+        assert "profile_lower" not in compare_intervals(res, idata, k=[1], profile=False)
         assert list(table["metric"]) == ["pass@k", "pass@k", "pass^k", "pass^k",
                                          "auc@k", "auc@k"]
         assert_allclose(table["estimate"][:2], res.pass_at_k([1, 60]))
@@ -347,12 +355,41 @@ class TestIntervals:
             call(idata)
 
 
+class TestArviZOnOneComponent:
+    """ArviZ's summary, R-hat, ESS and trace plot run on an H = 1 posterior without a
+    warning: the one weight, 1 on every draw, is not among the draws."""
+
+    def test_no_constant_weight_and_no_warning(self, easy):
+        import arviz_plots
+
+        res, idata, _ = easy
+        post = idata.posterior
+        assert "weights" not in post and post.attrs["passmix_n_components"] == 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            table = az.summary(idata, var_names=["alpha", "beta", "log_concentration",
+                                                 "pass_at_k"])
+            az.rhat(idata, var_names=["alpha", "beta"])
+            az.ess(idata, var_names=["alpha", "beta"])
+            arviz_plots.plot_trace_dist(idata, var_names=["alpha", "beta"])
+        assert np.isfinite(table["r_hat"].astype(float)).all()
+        # the metrics read weight 1: the closed form at every draw
+        a, b = (post[v].transpose("chain", "draw", "component").values for v in ("alpha", "beta"))
+        assert_allclose(posterior_metrics(idata, k=[7], metric="pass^k").values,
+                        metric_value("pass^k", np.ones_like(a), a, b, [7]), rtol=1e-12)
+
+
 class TestDiagnostics:
     def test_table(self, small):
         _, idata = small
         table = diagnose(idata)
-        assert list(table.index) == ["logit_weights[0]", "logit_mean_first", "log_mean_gaps[0]",
-                                     "log_concentration[0]", "log_concentration[1]"]
+        # named as ArviZ's summary names them: by component, 1..H (2..H for the gaps)
+        assert list(table.index) == ["logit_weights[2]", "logit_mean_first", "log_mean_gaps[2]",
+                                     "log_concentration[1]", "log_concentration[2]"]
+        summary = az.summary(idata, var_names=list(passmix.bayes.checks.FREE_VARS))
+        assert set(table.index) <= set(summary.index)
+        assert_allclose(summary.loc[table.index, "r_hat"].astype(float), table["r_hat"],
+                        atol=0.011)  # ArviZ rounds to 2 decimals
         assert {"r_hat", "ess_bulk", "ess_tail"} <= set(table.columns)
         assert table.attrs["divergences"] == int(idata.sample_stats["diverging"].sum())
 

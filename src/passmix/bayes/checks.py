@@ -44,14 +44,14 @@ def check_idata(idata) -> None:
     >>> check_idata(None)
     Traceback (most recent call last):
     ...
-    TypeError: idata must be the DataTree returned by passmix.sample (a posterior group with weights, alpha and beta) or by passmix.sample_pooled.
+    TypeError: idata must be the DataTree returned by passmix.sample (a posterior group with alpha and beta) or by passmix.sample_pooled.
     """
     if is_pooled(idata):
         return
-    if not has_group(idata, "posterior") or not {"weights", "alpha", "beta"} <= set(
+    if not has_group(idata, "posterior") or not {"alpha", "beta"} <= set(
             idata["posterior"].data_vars):
         raise TypeError("idata must be the DataTree returned by passmix.sample (a posterior "
-                        "group with weights, alpha and beta) or by passmix.sample_pooled.")
+                        "group with alpha and beta) or by passmix.sample_pooled.")
 
 
 def free_variables(idata) -> list[str]:
@@ -122,10 +122,9 @@ def diagnose(idata, var_names=None) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        Index the coordinate, named as in :func:`passmix.models.mixture.graph.coordinate_names`
-        (e.g. ``log_concentration[0]``, positional) or, for other variables, by
-        coordinate values (``pass_at_k[60]``; the pooled ``pass_at_k[Pythia 1B, 60]``,
-        ``abilities[0]``); columns r_hat,
+        Index the coordinate, named by its coordinate values as ``arviz.summary``
+        names it (``log_concentration[1]`` for component 1, ``pass_at_k[60]``; the
+        pooled ``pass_at_k[Pythia 1B, 60]``, ``abilities[Pythia 1B]``); columns r_hat,
         ess_bulk, ess_tail, plus min_draw and max_draw; its ``attrs`` hold
         the number of divergent transitions (``"divergences"``) and of draws
         (``"n_draws"``).
@@ -149,10 +148,9 @@ def diagnose(idata, var_names=None) -> pd.DataFrame:
             flat = values.reshape(values.shape[0] * values.shape[1], -1)
             if not extra:
                 labels = [name]
-            elif name in FREE_VARS:  # positional, as passmix.models.mixture.graph.coordinate_names
-                labels = [f"{name}[{i}]" for i in range(da.sizes[extra[0]])]
             else:
-                # by coordinate value, every extra dim (a pooled metric's system and k)
+                # by coordinate value, every extra dim, as ArviZ's summary names them (the
+                # component 1..H, a pooled metric's system and k)
                 values_of = [_labels(da, d) for d in extra]
                 labels = [f"{name}[{', '.join(combo)}]"
                           for combo in itertools.product(*values_of)]

@@ -114,9 +114,11 @@ def _coordinates(idata, fit: PooledFit) -> np.ndarray:
     post = idata.posterior
     blocks = []
     for name in block_names(fit.family, fit.slope):
-        if name not in post:
+        # the free zero-sum abilities are kept as the centred ``abilities``: the same values
+        source = "abilities" if name == "ability" and name not in post else name
+        if source not in post:
             continue
-        values = post[name].transpose("chain", "draw", ...).values
+        values = post[source].transpose("chain", "draw", ...).values
         blocks.append(values.reshape(values.shape[0] * values.shape[1], -1))
     return np.concatenate(blocks, axis=1)
 
@@ -245,7 +247,8 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
     PooledPosterior
         An ``xarray.DataTree``, read by the same functions as
         :func:`passmix.sample`'s: ``posterior`` (the free coordinates;
-        ``abilities``, ``concentrations``, ``grid_weights`` (and ``slopes``);
+        ``abilities``, ``concentrations`` (and ``slopes``) with dim ``system``
+        named by the systems' labels, ``grid_weights`` with dim ``grid_point``;
         ``pass_at_k``, ``pass_hat_k``, ``auc_at_k`` with dims ``system`` and
         ``k`` at k = 1, 10, 100, 1000), ``sample_stats``, and
         ``constant_data`` (``successes`` and ``trials`` per system and task,
@@ -298,9 +301,34 @@ def sample_pooled(data, *, system=None, draws: int = 1000, chains: int = 2, tune
     idata = pm.sample(draws=draws, tune=tune, chains=chains, cores=cores,
                       random_seed=seed, model=model, initvals=starts,
                       target_accept=target_accept, progressbar=progressbar,
+                      quiet=not progressbar,  # as passmix.sample: no lines unless asked
                       compute_convergence_checks=False,
                       compile_kwargs=sampler_compile_kwargs())
     return _record(idata, fit, seed, check)
+
+
+#: Posterior variables with one value per system (``log_concentration`` where it is not
+#: shared), which get the dim ``system`` named by the systems' labels.
+_PER_SYSTEM = ("abilities", "concentrations", "log_concentration", "slopes", "log_slope")
+
+
+def _named_dims(posterior: xr.Dataset, systems: np.ndarray) -> xr.Dataset:
+    """The posterior with dims named as the data's (``system`` by label, ``grid_point``),
+    without the free zero-sum ``ability``, which ``abilities`` repeats."""
+    out = posterior.drop_vars("ability", errors="ignore")
+    for name in out.data_vars:
+        extra = [d for d in out[name].dims if d not in ("chain", "draw")]
+        if len(extra) != 1:
+            continue
+        if name in _PER_SYSTEM and out.sizes[extra[0]] == systems.size:
+            out[name] = out[name].rename({extra[0]: "system"}).drop_vars(
+                "system", errors="ignore").assign_coords(system=systems)
+        elif name == "grid_weights":
+            out[name] = out[name].rename({extra[0]: "grid_point"}).drop_vars(
+                "grid_point", errors="ignore")
+    # dims the renames left unused
+    return out.drop_dims([d for d in out.dims if d not in ("chain", "draw") and not any(
+        d in out[v].dims for v in out.data_vars)])
 
 
 def _record(idata: xr.DataTree, fit: PooledFit, seed: int | None, check: bool) -> xr.DataTree:
@@ -319,6 +347,7 @@ def _record(idata: xr.DataTree, fit: PooledFit, seed: int | None, check: bool) -
         coords={"system": systems})
     # PyMC's own record of the model's data containers (its layout's pairs) gives way
     idata["constant_data"] = record
+    idata["posterior"] = _named_dims(idata.posterior.to_dataset(), systems)
     idata.posterior.attrs.update({
         "passmix_model": POOLED, "passmix_prior": "weak", "passmix_family": fit.family,
         "passmix_n_components": int(fit.n_components), "passmix_slope": int(fit.slope),

@@ -260,8 +260,8 @@ def sample(data, draws: int = 1000, chains: int = 4, *, n_components: int | None
     Returns
     -------
     xarray.DataTree
-        Groups: ``posterior`` (the free coordinates; ``weights``, ``alpha``,
-        ``beta`` with dim ``component``; the zero-inflated model's
+        Groups: ``posterior`` (the free coordinates; ``weights`` (not at H = 1,
+        where the one weight is 1), ``alpha``, ``beta`` with dim ``component``; the zero-inflated model's
         ``logit_zero`` and ``zero_weight``; ``pass_at_k``, ``pass_hat_k``,
         ``auc_at_k`` with dim ``k``), ``sample_stats``, ``observed_data``
         and ``posterior_predictive`` (``count_histogram``: tasks with each
@@ -385,6 +385,10 @@ def _tidy(idata, sm):
             start = 1 if new == "component" else 2
             da = da.assign_coords({new: np.arange(start, start + da.sizes[new])})
         out[var] = da
+    if "weights" in out and out.sizes.get("component") == 1:
+        # one component's weight is 1 on every draw: ArviZ's R-hat of a constant is NaN
+        # (with a warning) and its trace plot warns; the metrics read 1 where it is absent
+        out = out.drop_vars("weights")
     idata["posterior"] = out.transpose("chain", "draw", ...)
     return idata
 

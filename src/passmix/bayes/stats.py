@@ -40,7 +40,10 @@ _FIT_CLASS = {"mixture": "MixtureFit", "zero_inflated": "ZeroInflatedFit", "pool
 
 
 def component_draws(posterior, var: str) -> np.ndarray:
-    """Draws of a component variable as ``(chain, draw, H)``."""
+    """Draws of a component variable as ``(chain, draw, H)``; ``weights`` are 1 where the
+    draws leave them out (one component)."""
+    if var == "weights" and var not in posterior:
+        return np.ones_like(component_draws(posterior, "alpha"))
     return np.asarray(posterior[var].transpose("chain", "draw", "component").values, dtype=float)
 
 
@@ -279,8 +282,10 @@ def _rows(draws: xr.DataArray, metric: str, columns: dict) -> pd.DataFrame:
 
 
 def compare_intervals(fit: LikelihoodResult | UnitsResult, idata, k=None, level: float = 0.95,
-                      *, method: str = "eti", scale: str = "logit") -> pd.DataFrame:
-    """Delta-method and posterior credible intervals side by side, per metric and k.
+                      *, method: str = "eti", scale: str = "logit", profile: bool = True
+                      ) -> pd.DataFrame:
+    """Profile-likelihood, delta-method and posterior credible intervals side by side, per
+    metric and k.
 
     Parameters
     ----------
@@ -299,14 +304,19 @@ def compare_intervals(fit: LikelihoodResult | UnitsResult, idata, k=None, level:
     scale : {"logit", "identity"}, default "logit"
         Scale of the mixture's delta-method interval (see
         :func:`passmix.delta_method`; the pooled model's is on the logit scale).
+    profile : bool, default True
+        Also the fit's profile-likelihood interval (``fit.profile``: the
+        model's own, the same model the draws are of, without the other
+        shapes its default interval spans beyond the trials); False skips
+        its search.
 
     Returns
     -------
     pandas.DataFrame
-        Columns metric, k, estimate, delta_lower, delta_upper,
-        posterior_mean, credible_lower, credible_upper; one row per metric
-        and horizon (for the pooled model a first column ``system``, one row
-        per system, metric and horizon).
+        Columns metric, k, estimate, profile_lower, profile_upper (with
+        `profile`), delta_lower, delta_upper, posterior_mean, credible_lower,
+        credible_upper; one row per metric and horizon (for the pooled model
+        a first column ``system``, one row per system, metric and horizon).
 
     Raises
     ------
@@ -345,10 +355,17 @@ def compare_intervals(fit: LikelihoodResult | UnitsResult, idata, k=None, level:
             else:
                 delta = fit.delta(metric, k_arr, level, scale=scale)
                 estimate, lo, hi = delta.estimate, delta.lower, delta.upper
+            ends = {}
+            if profile:
+                own = fit.profile(metric, k_arr, level)
+                ends = {"profile_lower": np.asarray(own["lower"] if isinstance(
+                            own, pd.DataFrame) else own.lower, dtype=float),
+                        "profile_upper": np.asarray(own["upper"] if isinstance(
+                            own, pd.DataFrame) else own.upper, dtype=float)}
         draws = metric_draws(idata, metric, k_arr).transpose("chain", "draw", ..., "k")
         lower, upper = draws_interval(draws, level, method)
         frames.append(_rows(draws, metric, {
-            "estimate": estimate, "delta_lower": lo, "delta_upper": hi,
+            "estimate": estimate, **ends, "delta_lower": lo, "delta_upper": hi,
             "posterior_mean": draws.mean(("chain", "draw")).values,
             "credible_lower": lower, "credible_upper": upper}))
     return pd.concat(frames, ignore_index=True)
