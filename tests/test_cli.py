@@ -1009,6 +1009,12 @@ class TestSharedDefaultsAndExamples:
                                  "json").stdout)
         assert [r["k"] for r in pair] == [1, 10, 100, 1000]
 
+    def test_quiet_says_nothing_on_stderr(self):
+        for command in ("compare", "rank"):
+            assert "-q, --quiet" in invoke(command, "--help").stdout
+        out = invoke("compare", "--example", "--method", "direct", "--k", "1", "-q")
+        assert out.stderr == "" and "Pythia 1B" in out.stdout
+
     def test_compare_example_picks_a_pair_and_says_so(self):
         out = invoke("compare", "--example", "--method", "direct", "--k", "1,5", "--format",
                      "json")

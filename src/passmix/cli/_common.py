@@ -349,6 +349,8 @@ def _systems_command_tail(plot_help: str, seed_help: str) -> Callable:
         click.option("--output", "-o", default=None, metavar="PATH",
                      type=click.Path(dir_okay=False, writable=True, path_type=Path),
                      help="Write the output here instead of stdout."),
+        click.option("--quiet", "-q", is_flag=True,
+                     help="No notes on stderr (the method chosen and why)."),
         click.pass_context,
     )
 

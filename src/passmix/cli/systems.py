@@ -42,7 +42,7 @@ __all__ = ["compare", "rank"]
 def compare(ctx: click.Context, file: Path | None, example: bool, group_by: tuple[str, ...],
             a: str | None, b: str | None, k: tuple[int, ...], metric: str, method: str,
             interval: str | None, draws: int, level: float, fmt: str, plot: Path | None, seed: int,
-            output: Path | None, **reading) -> None:
+            output: Path | None, quiet: bool, **reading) -> None:
     """Compare systems in FILE on the tasks they share: b - a at each k, with intervals.
 
     Prints, per pair and horizon, the difference, its pointwise interval, the
@@ -69,9 +69,10 @@ def compare(ctx: click.Context, file: Path | None, example: bool, group_by: tupl
             if example and a is None and group_by == EXAMPLE_GROUP_BY:
                 # every pair of 7 systems is 21 profile searches: one pair shows the idea
                 a, b = EXAMPLE_PAIR
-                click.echo(f"--example compares {a} (a) with {b} (b); pass --a NAME --b NAME "
-                           "for another pair of: "
-                           f"{', '.join(system_name(s) for s in panel.systems)}.", err=True)
+                if not quiet:
+                    click.echo(f"--example compares {a} (a) with {b} (b); pass --a NAME --b "
+                               "NAME for another pair of: "
+                               f"{', '.join(system_name(s) for s in panel.systems)}.", err=True)
             names = {text: label for label in panel.systems
                      for text in (",".join(map(str, label)), system_name(label))}
             pair = [None, None]
@@ -90,7 +91,7 @@ def compare(ctx: click.Context, file: Path | None, example: bool, group_by: tupl
                                      method=method.lower(),
                                      interval=None if interval is None else interval.lower(),
                                      level=level, seed=seed, **sampling)
-            if "why" in result.details:
+            if "why" in result.details and not quiet:
                 click.echo(f"method {result.details['why']}", err=True)
             _emit(_render_comparison(result, group_cols, fmt.lower()), output)
             if plot is not None:
@@ -117,7 +118,7 @@ def compare(ctx: click.Context, file: Path | None, example: bool, group_by: tupl
 def rank(ctx: click.Context, file: Path | None, example: bool, group_by: tuple[str, ...],
          k: tuple[int, ...],
          metric: str, method: str, level: float, fmt: str, plot: Path | None, seed: int,
-         output: Path | None, **reading) -> None:
+         output: Path | None, quiet: bool, **reading) -> None:
     """Rank the systems in FILE at horizon(s) k, with simultaneous and rank intervals.
 
     \b
@@ -136,7 +137,7 @@ def rank(ctx: click.Context, file: Path | None, example: bool, group_by: tuple[s
             result = rank_systems(panel, list(k),
                                   metric=metric.lower(), method=method.lower(), level=level,
                                   seed=seed)
-            if "why" in result.details:
+            if "why" in result.details and not quiet:
                 click.echo(f"method {result.details['why']}", err=True)
             table = result.summary()
             for n, col in enumerate(group_cols):
