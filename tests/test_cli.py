@@ -297,6 +297,12 @@ def test_example_pools_and_says_so():
     assert result.stderr.startswith("method auto chose pooled: 7 groups share tasks")
     rows = records(result)
     assert {r["method"] for r in rows} == {"pooled"} and len(rows) == 7 * 3 * 4
+    # beyond the 10 trials the ends also hold each system's own mixture's
+    groups = passmix.read_counts(example_path("math_m10"), group_by="model")
+    own = passmix.fit(groups[("Pythia 1B",)], seed=0)
+    (far,) = select(rows, model="Pythia 1B", metric="pass@k", k=1000)
+    lo, hi = own.interval("pass@k", 1000)
+    assert far["lower"] <= lo + 1e-12 and far["upper"] >= hi - 1e-12
     for r in rows:
         assert 0 <= r["lower"] <= r["estimate"] <= r["upper"] <= 1
     # every model solved something: no Pass@1 interval may start at 0 (the 70M has one
@@ -332,7 +338,7 @@ def test_fit_status_comes_from_the_model_used():
     assert pooled_text.count("log-likelihood") == 1 and "loglik" not in pooled_text
     assert pooled_text.count("m=10; pooled model (task difficulties shared with the other 6 "
                              "systems)\n") == len(groups)
-    assert "mixture" not in pooled_text
+    assert "Beta mixture" not in pooled_text  # k = 10: within the trials, pooled only
     for key in groups:
         own = mixture.attrs["fits"][key]
         h = own["n_components"]
@@ -340,6 +346,40 @@ def test_fit_status_comes_from_the_model_used():
                 f"component{'s' if h > 1 else ''} (BIC), log-likelihood {own['loglik']:.3f}"
                 ) in mixture_text
     assert "pooled" not in mixture_text
+
+def test_auto_pools_and_spans_each_own_mixture_beyond_the_trials():
+    """auto's pooled intervals beyond each group's trials (where the shared task order
+    cannot be checked) are the union with the group's own mixture's, and say so."""
+    rng = np.random.default_rng(3)
+    p = rng.beta(1.0, 3.0, 16)
+    tasks = [f"t{j}" for j in range(16)]
+    groups = {(name,): passmix.Counts(rng.binomial(trials, np.clip(p * scale, 0, 1)),
+                                      np.full(16, trials), tasks=tasks)
+              for name, scale, trials in (("a", 0.6, 4), ("b", 1.0, 4), ("c", 1.4, 6))}
+    ks = [1, 4, 6, 50]
+    table = estimate_table(groups, ["model"], k=ks, interval="delta")
+    assert "its intervals also span each group's own mixture" in table.attrs["method_note"]
+    pooled = estimate_table(groups, ["model"], k=ks, method="pooled", interval="delta")
+    assert set(table["method"]) == {"pooled"}
+    assert_frame = table[["model", "metric", "k", "estimate"]].reset_index(drop=True)
+    assert assert_frame.equals(pooled[["model", "metric", "k", "estimate"]].reset_index(
+        drop=True))  # the pooled estimates, at every k
+    for (name,), counts in groups.items():
+        rows, plain = table[table["model"] == name], pooled[pooled["model"] == name]
+        within = (rows["k"] <= counts.trials.max()).to_numpy()
+        # within the trials the pooled ends as they are; beyond, also the own mixture's
+        assert np.array_equal(rows.loc[within, ["lower", "upper"]].to_numpy(),
+                              plain.loc[within, ["lower", "upper"]].to_numpy())
+        own = passmix.fit(counts, seed=0)
+        for metric in ("pass@k", "pass^k"):
+            far = rows[(rows["metric"] == metric) & (rows["k"] == 50)]
+            base = plain[(plain["metric"] == metric) & (plain["k"] == 50)]
+            lo, hi = own.interval(metric, 50, method="delta")
+            assert far["lower"].item() == pytest.approx(min(base["lower"].item(), lo), rel=1e-9)
+            assert far["upper"].item() == pytest.approx(max(base["upper"].item(), hi), rel=1e-9)
+    text = format_table(table, groups, ["model"], 0.95)
+    assert text.count("beyond the trials its intervals also span its own Beta mixture") == 3
+
 
 def test_interval_option():
     profile = records(run("--example", "--k", "1000", "--method", "mixture", "--format", "json",

@@ -119,7 +119,11 @@ def estimate_table(
         except joint ones (``"pooled"``) when no two groups share a task;
         ``"auto"`` the pooled model or the mixture, as
         :func:`passmix.estimators.registry.auto_method` decides (it says which, and why,
-        in ``attrs["method_note"]`` and the text table's first line).
+        in ``attrs["method_note"]`` and the text table's first line). Where it
+        pools, the intervals beyond each group's trials also span the group's
+        own mixture's: there the pooled intervals lean on one task order for
+        every system, which no check within the trials can test, and they
+        under-cover where it is wrong (``docs/results/pooled_reorder.md``).
     max_components : int, default 4
         Largest number of mixture components H tried (BIC picks H).
     n_init : int, default 10
@@ -226,11 +230,17 @@ def estimate_table(
     ks = pd.unique(ks)
     level = check_level(level)
     method_note = None
+    split = False  # auto's pooled model within the trials, each group's mixture beyond
     if isinstance(method, str) and method.lower() == "auto":
         method, why = auto_method(groups)
+        split = method == "pooled"
         if len(groups) > 1:  # one group has nothing to pool: nothing to say
             method_note = f"method auto chose {method}: {why}"
-    methods = resolve_methods(method)
+            if split:
+                method_note = (f"method auto chose pooled: {why}; beyond the trials, where its "
+                               "one task order for every system cannot be checked, its "
+                               "intervals also span each group's own mixture")
+    methods = resolve_methods(method) + (["mixture"] if split else [])
     jobs = check_jobs(jobs)
     check_interval_method(interval, optional=True)
     options = {"seed": seed, "max_components": max_components, "n_init": n_init}
@@ -238,7 +248,7 @@ def estimate_table(
 
     work = functools.partial(
         _group_work, methods=methods, joint=joint, options=options, ks=ks, level=level,
-        interval=None if interval is None else interval.lower())
+        interval=None if interval is None else interval.lower(), split=split)
 
     from tqdm import tqdm
 
@@ -303,18 +313,26 @@ class _GroupRows:
     failure: Exception | None
 
 
-def _group_work(item: tuple[tuple, Counts], *, methods, joint, options, ks, level, interval
-                ) -> _GroupRows:
-    """Every requested estimator on one group; errors and warnings are returned, not raised."""
+def _group_work(item: tuple[tuple, Counts], *, methods, joint, options, ks, level, interval,
+                split: bool = False) -> _GroupRows:
+    """Every requested estimator on one group; errors and warnings are returned, not raised.
+    With `split`, the first (joint) method gives the horizons within the group's trials
+    and the second (its mixture) those beyond."""
     key, counts = item
     rows: list[dict[str, Any]] = []
     fit = None
     notes: list[str] = []
     unavailable: set[tuple[str, str, str]] = set()
     failure: Exception | None = None
+    all_ks = ks
+    within = all_ks <= int(np.max(counts.trials, initial=0))
     with recorded_warnings() as caught:
         try:
-            for name in methods:
+            for n, name in enumerate(methods):
+                if split and n == 1:
+                    ks = all_ks[~within]
+                    if not ks.size:
+                        continue
                 if name in joint:
                     result = joint[name][key]
                 elif get_estimator(name).joint:
@@ -329,9 +347,22 @@ def _group_work(item: tuple[tuple, Counts], *, methods, joint, options, ks, leve
                 part = result_rows(result, ks, level, iv)
                 info = result.info()
                 n_comp = info.get("n_components")
-                rows += [{**row, "method": name, "n_components": n_comp} for row in part]
+                if split and n == 1:
+                    # the pooled rows beyond the trials widened to hold the group's own ends
+                    own = {(r["metric"], r["k"]): r for r in part}
+                    for row in rows:
+                        mine = own.get((row["metric"], row["k"]))
+                        if mine is not None:
+                            row["lower"] = min(row["lower"], mine["lower"])
+                            row["upper"] = max(row["upper"], mine["upper"])
+                else:
+                    rows += [{**row, "method": name, "n_components": n_comp} for row in part]
                 if fit is None and set(_FIT_KEYS) <= info.keys():  # the first model fitted
                     fit = {f: info[f] for f in (*_FIT_KEYS, *_FIT_LABELS) if f in info}
+                elif split and fit is not None and n == 1:  # what the rows beyond assume
+                    fit.update({f: info[f] for f in _FIT_LABELS if f in info
+                                and f not in ("estimator", "family", "n_systems", "slope")})
+                    fit["beyond"] = info["n_components"]
                 undefined = ks[[np.isnan(r["estimate"]) for r in part[:ks.size]]]
                 note = getattr(result, "undefined_note", None)
                 if undefined.size and note is not None:
@@ -517,6 +548,9 @@ def format_table(
         if key in fits:
             f = fits[key]
             head += f"; {_fit_label(f)}"
+            if "beyond" in f:
+                head += (f"; beyond the trials its intervals also span its own Beta mixture, "
+                         f"{f['beyond']} component{'s' if f['beyond'] > 1 else ''} (BIC)")
             status = f.get("status", "converged" if f["converged"] else "NOT converged")
             if status != "converged":
                 head += f" ({status.removeprefix('converged; ')})"

@@ -39,7 +39,8 @@ __all__ = ["estimate"]
                    "more than 2,000 cells, delta but profile for a system on a bound]")
 @click.option("--method", type=MethodName(auto=True), default="auto",
               help="Estimator: auto (the pooled model where groups share tasks and "
-                   "its intervals were checked to cover, else the mixture; the output "
+                   "its intervals were checked to cover, its intervals beyond the trials "
+                   "also spanning each group's own mixture; else the mixture; the output "
                    "says which and why), the Beta mixture, the pooled model, the naive "
                    "plug-in, the unbiased combinatorial one (only for k <= m), any "
                    "registered with passmix.register_estimator, or all.")

@@ -218,6 +218,8 @@ def auto_method(groups: Mapping[tuple, Counts]) -> tuple[str, str]:
     within what its intervals were checked to cover on real data (a median of
     at most :data:`passmix._defaults.POOLED_MAX_TRIALS` trials per task run,
     ``docs/results/pooled_intervals.md``); the per-group mixture otherwise.
+    Where it says pooled, :func:`passmix.estimate_table` widens the pooled
+    intervals beyond each group's trials to hold the group's own mixture's.
 
     Examples
     --------
