@@ -18,8 +18,10 @@ the small and large Pythia models on MATH.
 Each replicate fits ``fit_pooled`` with its defaults and asks each system's
 95% interval of Pass@k and Pass^k at k = 10, 100, 1000: the pooled model's
 profile intervals (its default here: 768 cells) and its delta intervals, and
-the per-system Beta mixture's default intervals (``passmix.fit``). The truth
-is the metric of the tasks' own success probabilities. Writes the rows
+the per-system Beta mixture's default intervals (``passmix.fit``), and from
+the two the intervals of ``passmix estimate``'s default (auto: the pooled ones,
+beyond the trials widened to hold the mixture's). The truth is the metric of
+the tasks' own success probabilities. Writes the rows
 (``pooled_reorder.csv``) and a table of coverage, mean width and bias
 (points) per m, rho, metric, k and method. ``--update`` keeps the rows of the
 (m, rho) cells not re-run (rows made before Pass^k was added are Pass@k's).
@@ -94,7 +96,35 @@ def replicate(m: int, rho: float, rep: int, models=("pooled", "mixture")) -> lis
 RESOLUTION = 1e-6
 
 
+#: estimate's default on such a panel: the pooled rows, their ends beyond the trials
+#: widened to hold the system's own mixture's
+AUTO = "auto (pooled, with the own mixture beyond the trials)"
+
+
+def with_auto(df: pd.DataFrame) -> pd.DataFrame:
+    """`df` and the rows of :data:`AUTO`, wherever a replicate has both models' rows;
+    auto pools only up to a median of ``POOLED_MAX_TRIALS`` trials per task, so beyond
+    that (m = 50) its rows are the mixture's."""
+    from passmix._defaults import POOLED_MAX_TRIALS
+
+    keys = ["m", "rho", "rep", "system", "metric", "k"]
+    pooled = df[df["method"] == "pooled profile"].set_index(keys)
+    own = df[df["method"] == "mixture profile"].set_index(keys)
+    both = pooled.index.intersection(own.index)
+    auto = pooled.loc[both].copy()
+    m = auto.index.get_level_values("m")
+    beyond = auto.index.get_level_values("k") > m
+    auto.loc[beyond, "lower"] = np.minimum(auto["lower"], own.loc[both, "lower"])[beyond]
+    auto.loc[beyond, "upper"] = np.maximum(auto["upper"], own.loc[both, "upper"])[beyond]
+    mixture = m > POOLED_MAX_TRIALS
+    auto.loc[mixture, ["estimate", "lower", "upper"]] = own.loc[both].loc[
+        mixture, ["estimate", "lower", "upper"]].to_numpy()
+    auto["method"] = AUTO
+    return pd.concat([df, auto.reset_index()[df.columns]], ignore_index=True)
+
+
 def report(df: pd.DataFrame) -> pd.DataFrame:
+    df = with_auto(df)
     df = df.assign(covered=(df["lower"] <= df["truth"]) & (df["truth"] <= df["upper"]),
                    resolved=(df["lower"] - RESOLUTION <= df["truth"])
                    & (df["truth"] <= df["upper"] + RESOLUTION),
@@ -118,7 +148,11 @@ def write(df: pd.DataFrame, made_by: str, out: Path) -> str:
         "truths below the lower end; mean width, bias and MAE in points; n intervals a "
         "cell (6 systems a replicate, which share their tasks). With `--update`, the cells "
         "not re-run keep their rows (made earlier, with the code of their time, and fewer "
-        "replicates: their n says; before Pass^k was added, Pass@k alone).", "",
+        "replicates: their n says; before Pass^k was added, Pass@k alone). "
+        f"\"{AUTO}\" is `passmix estimate`'s default on such a panel, made from the two "
+        "models' rows of the replicates that have both: the pooled estimate and ends, "
+        "beyond the trials widened to hold the mixture's (at m = 50, beyond the 20 trials "
+        "per task auto pools up to, the mixture's).", "",
         f"| m | rho | metric | k | method | coverage | within {RESOLUTION:g} | below | "
         "width | bias | MAE | n |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
