@@ -30,7 +30,9 @@ extensions = ["sphinx.ext.autodoc", "sphinx.ext.autosummary", "sphinx.ext.mathja
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "**.ipynb_checkpoints"]
 myst_heading_anchors = 3
-nb_execution_mode = "off"  # the committed outputs, as `notebooks/execute.py` left them
+# the committed outputs, as `notebooks/execute.py` left them; the slow test lane checks
+# that a fresh run prints the same (tests/test_notebooks.py)
+nb_execution_mode = "off"
 autosummary_generate = True
 autosummary_ignore_module_all = False  # a module's page lists exactly its __all__
 autodoc_default_options = {"members": True, "show-inheritance": True}

@@ -1,18 +1,21 @@
 """Execute the notebooks in this folder and save them with their outputs.
 
 Run:  python notebooks/execute.py [NAME.ipynb ...]
+      python notebooks/execute.py --check [NAME.ipynb ...]   (run, compare, write nothing)
 
 Every notebook (or those named) runs top to bottom in a fresh kernel that is
 this interpreter, in this folder, and is written back with its outputs
 (tables and figures), so that GitHub and nbviewer show them. A cell that
 raises stops the script and leaves the notebook unchanged. The tests
-(``tests/test_notebooks.py``) use :func:`execute` too.
+(``tests/test_notebooks.py``) use :func:`execute` too, and :func:`differences`
+to fail when a committed output no longer says what a fresh run says.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -55,24 +58,105 @@ def execute(nb, dirs: list[str], cwd: Path, timeout: int = CELL_TIMEOUT):
     return nb
 
 
+#: a number as printed: sign, digits, decimals, exponent (NaN and inf are words)
+_NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+#: a tagged cell's tolerance (relative, absolute): a few Monte Carlo standard errors of
+#: the notebooks' posterior summaries (500-1,000 draws a chain)
+MONTE_CARLO = (0.05, 0.01)
+#: what differs between runs without saying anything: object addresses
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+
+
+def cell_text(cell) -> str:
+    """A code cell's text outputs: printed (stdout) and shown (``text/plain``), in order.
+    Figures, HTML twins of a table and stderr (warnings, progress bars) are left out."""
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream" and out.get("name") == "stdout":
+            parts.append(out.get("text", ""))
+        elif "text/plain" in out.get("data", {}):
+            text = out["data"]["text/plain"]
+            parts.append(text if isinstance(text, str) else "".join(text))
+    return _ADDRESS.sub("0x", "\n".join(parts))
+
+
+def differences(committed, fresh, *, rel: float = 2e-3, abs_: float = 1e-4) -> list[str]:
+    """Where `fresh` (a new run) says something else than `committed`, one line per cell.
+
+    The words must be the same (whitespace aside), and each number within `rel` of the
+    committed one or `abs_` of it: a NaN where a number stood, a changed count or a
+    moved interval is a difference; the last digit of an optimum is not. A cell tagged
+    ``monte-carlo`` (posterior draws: NUTS amplifies the last bit of its starting point,
+    so a seed fixes its draws on one machine only) is held to its Monte Carlo error
+    instead, `MONTE_CARLO` (relative, absolute).
+
+    Examples
+    --------
+    >>> import nbformat
+    >>> def nb(text):
+    ...     cell = nbformat.v4.new_code_cell("x")
+    ...     cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    ...     return nbformat.v4.new_notebook(cells=[cell])
+    >>> differences(nb("BIC 14.61 worse"), nb("BIC 14.6100001 worse"))
+    []
+    >>> differences(nb("BIC 14.61 worse"), nb("BIC NaN worse"))
+    ["cell 1: 'BIC 14.61 worse' became 'BIC NaN worse'"]
+    """
+    found = []
+    code = [(i, c) for i, c in enumerate(committed.cells, 1) if c.cell_type == "code"]
+    new = [c for c in fresh.cells if c.cell_type == "code"]
+    if len(code) != len(new):
+        return [f"{len(code)} code cells committed, {len(new)} run"]
+    for (i, old), cell in zip(code, new):
+        a, b = cell_text(old), cell_text(cell)
+        r, t = MONTE_CARLO if "monte-carlo" in old.metadata.get("tags", []) else (rel, abs_)
+        words_a, words_b = _NUMBER.split(a), _NUMBER.split(b)
+        nums_a = [float(x) for x in _NUMBER.findall(a)]
+        nums_b = [float(x) for x in _NUMBER.findall(b)]
+        same = ([" ".join(w.split()) for w in words_a] == [" ".join(w.split()) for w in words_b]
+                and len(nums_a) == len(nums_b)
+                and all(abs(x - y) <= max(t, r * abs(x)) for x, y in zip(nums_a, nums_b)))
+        if not same:
+            found.append(f"cell {i}: {_first_change(a, b)}")
+    return found
+
+
+def _first_change(a: str, b: str) -> str:
+    """The first line that differs, committed then fresh, for the message."""
+    for x, y in zip(a.splitlines() + [""] * 9999, b.splitlines()):
+        if " ".join(x.split()) != " ".join(y.split()):
+            return f"{x.strip()[:160]!r} became {y.strip()[:160]!r}"
+    return f"{a.strip()[:160]!r} became {b.strip()[:160]!r}"
+
+
 def main() -> None:
     import nbformat
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="notebooks to run (default: all here)")
+    parser.add_argument("--check", action="store_true",
+                        help="compare each fresh run with the committed outputs; write nothing")
     args = parser.parse_args()
     paths = [HERE / n for n in args.names] if args.names else sorted(HERE.glob("*.ipynb"))
+    stale = 0
     with tempfile.TemporaryDirectory() as tmp:
         dirs = kernel_dirs(Path(tmp))
         for path in paths:
             nb = nbformat.read(path, as_version=4)
             execute(nb, dirs, path.parent)
+            if args.check:
+                found = differences(nbformat.read(path, as_version=4), nb)
+                stale += bool(found)
+                print(f"{path.name}: " + ("as committed" if not found else
+                                         "differs\n  " + "\n  ".join(found)))
+                continue
             # the kernelspec's display name is this machine's detail, not the notebook's
             nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                          "language": "python"}
             nbformat.validate(nb)
             nbformat.write(nb, path)
             print(f"executed {path.name}")
+    sys.exit(1 if stale else 0)
 
 
 if __name__ == "__main__":

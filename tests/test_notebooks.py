@@ -90,20 +90,67 @@ def test_committed_with_outputs(path):
     assert figures, f"{path.name}: no figure among the outputs"
 
 
-# notebooks that take 40-80 s each to run (their committed cells' timings): run with
-# the slow studies (marked study: not in CI's budget on the new stack); the others run
-# in CI's slow lane
-LONG_NOTEBOOKS = {"compare.ipynb", "intervals.ipynb", "real_data.ipynb", "scaling.ipynb"}
+def _with_stdout(*texts):
+    cells = []
+    for text in texts:
+        cell = nbformat.v4.new_code_cell("x")
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+        cells.append(cell)
+    return nbformat.v4.new_notebook(cells=cells)
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=[pytest.mark.slow, pytest.mark.study])
-                                  if p.name in LONG_NOTEBOOKS else
-                                  pytest.param(p, marks=pytest.mark.slow) for p in NOTEBOOKS],
-                         ids=lambda p: p.name)
-def test_notebook_runs(path, kernel_dirs):
+@pytest.mark.unit
+class TestDifferences:
+    """What counts as a committed output gone stale."""
+
+    def test_optimiser_noise_is_not_a_difference(self):
+        old = _with_stdout("H = 2 scores 14.61 worse\nlower 0.1822 upper 0.7582", "Figure 1")
+        new = _with_stdout("H = 2 scores 14.6101 worse\nlower  0.1822  upper 0.75821", "Figure 1")
+        assert script.differences(old, new) == []
+
+    @pytest.mark.parametrize("fresh", ["H = 2 scores NaN worse", "H = 2 scores 13.2 worse",
+                                       "H = 3 scores 14.61 worse", "H = 2 scores 14.61 better",
+                                       "H = 2 scores 14.61 worse (skipped)"])
+    def test_a_changed_number_or_word_is(self, fresh):
+        found = script.differences(_with_stdout("x", "H = 2 scores 14.61 worse"),
+                                   _with_stdout("x", fresh))
+        assert found == [f"cell 2: 'H = 2 scores 14.61 worse' became {fresh!r}"]
+
+    def test_a_monte_carlo_cell_is_held_to_its_monte_carlo_error(self):
+        old = _with_stdout("posterior 0.087 0.138 certified")
+        near = _with_stdout("posterior 0.088 0.136 certified")
+        far = _with_stdout("posterior 0.120 0.136 certified")
+        assert script.differences(old, near) != []  # untagged: the 2e-3 rule
+        old.cells[0].metadata["tags"] = ["monte-carlo"]
+        assert script.differences(old, near) == []
+        assert script.differences(old, far) == [
+            "cell 1: 'posterior 0.087 0.138 certified' became 'posterior 0.120 0.136 certified'"]
+        assert script.differences(old, _with_stdout("posterior 0.087 0.138 refuted")) != []
+
+    def test_tables_figures_and_stderr(self):
+        old, new = _with_stdout("a"), _with_stdout("a")
+        old.cells[0].outputs.append(nbformat.v4.new_output(
+            "execute_result", data={"text/plain": "   bic\n0  21.4", "image/png": "AAA"},
+            execution_count=1))
+        new.cells[0].outputs.append(nbformat.v4.new_output(
+            "execute_result", data={"text/plain": "   bic\n0   NaN", "image/png": "BBB"},
+            execution_count=1))
+        new.cells[0].outputs.append(nbformat.v4.new_output("stream", name="stderr",
+                                                           text="a warning"))
+        assert script.differences(old, new) == ["cell 1: '0  21.4' became '0   NaN'"]
+
+
+# every notebook runs in CI's slow lane (the longest take 40-80 s), and its committed
+# outputs must still be what a fresh run prints: the docs show the committed ones
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_runs_and_says_what_is_committed(path, kernel_dirs):
     nb = nbformat.read(path, as_version=4)
     execute(nb, kernel_dirs, path.parent)
     n_code = sum(cell.cell_type == "code" for cell in nb.cells)
     assert n_code > 0
     assert all(cell.execution_count is not None
                for cell in nb.cells if cell.cell_type == "code" and cell.source.strip())
+    stale = script.differences(nbformat.read(path, as_version=4), nb)
+    assert not stale, (f"{path.name}: committed outputs differ from a fresh run (run `python "
+                       f"notebooks/execute.py {path.name}`):\n" + "\n".join(stale))
