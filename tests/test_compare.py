@@ -602,10 +602,15 @@ class TestRank:
         assert np.all(half > 1.96)
 
     def test_mixture_and_auto(self, math_m10):
-        pooled = passmix.rank(math_m10, [1, 100])
+        """auto (pooled here): within the trials the pooled ranking; beyond, the pooled
+        estimates, ranks and rank intervals, with intervals that hold the mixture
+        ranking's."""
+        auto = passmix.rank(math_m10, [1, 100])
+        pooled = passmix.rank(math_m10, [1, 100], method="pooled")
         mixture = passmix.rank(math_m10, [1, 100], method="mixture")
-        assert pooled.method == "pooled" and "median of 10 trials" in pooled.info()["why"]
-        for result in (pooled, mixture):
+        assert auto.method == "pooled" and "median of 10 trials" in auto.info()["why"]
+        assert "k = 100, beyond the trials" in auto.info()["why"]
+        for result in (auto, pooled, mixture):
             table = result.summary()
             assert len(table) == 14 and set(table["k"]) == {1, 100}
             assert np.all(table["rank_lower"] <= table["rank"])
@@ -613,8 +618,19 @@ class TestRank:
             assert np.all((table["lower"] <= table["estimate"])
                           & (table["estimate"] <= table["upper"]))
         # the larger Pythia models lead at k = 1 on these data
-        top = pooled.summary().query("k == 1")["system"].iloc[0]
+        top = auto.summary().query("k == 1")["system"].iloc[0]
         assert top in ("Pythia 12B", "Pythia 6.9B")
+        auto, pooled, own = (r.summary().set_index(["k", "system"])
+                             for r in (auto, pooled, mixture))
+        assert_allclose(auto.loc[1].to_numpy(float), pooled.loc[1].loc[auto.loc[1].index]
+                        .to_numpy(float))
+        far = auto.loc[100]
+        alone, own = pooled.loc[100].loc[far.index], own.loc[100].loc[far.index]
+        assert_allclose(far[["estimate", "rank", "p_best"]], alone[["estimate", "rank", "p_best"]])
+        assert_allclose(far["lower"], np.fmin(alone["lower"], own["lower"]))
+        assert_allclose(far["upper"], np.fmax(alone["upper"], own["upper"]))
+        assert np.all(far[["rank_lower", "rank_upper"]] == alone[["rank_lower", "rank_upper"]])
+        assert (far["upper"] - far["lower"] > alone["upper"] - alone["lower"]).any()
 
     def test_plot_and_errors(self, math_m10):
         import matplotlib

@@ -110,7 +110,9 @@ def compare(ctx: click.Context, file: Path | None, example: bool, group_by: tupl
 @click.option("--metric", type=click.Choice(("pass@k", "pass^k", "auc@k"), case_sensitive=False),
               default="pass@k", help="The metric ranked.")
 @click.option("--method", type=click.Choice(RANK_METHODS, case_sensitive=False),
-              default="auto", help="auto: pooled up to 20 trials per task, mixture beyond.")
+              default="auto", help="auto: pooled up to 20 trials per task (beyond the "
+                                   "trials, each system's interval also spans its mixture's), "
+                                   "mixture beyond 20.")
 @click.option("--level", type=LevelType(), default=0.95,
               help="Level of the simultaneous and rank intervals.")
 @_systems_command_tail("Save the (first) horizon's ranking figure here.",

@@ -112,8 +112,10 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str | RankMethod = "au
         The pooled model's joint covariance (:class:`PooledRanking`); each
         system's own Beta mixture (:class:`MixtureRanking`: independent,
         conservative); or pooled up to 20 trials per task and the mixture
-        beyond, as :func:`passmix.compare` decides. A method object is taken
-        as it is.
+        beyond, as :func:`passmix.compare` decides; where it pools, at horizons
+        beyond some system's trials each system's interval also spans its own
+        mixture's, as :func:`passmix.estimate_table` does (the estimates, ranks
+        and rank intervals stay pooled). A method object is taken as it is.
     level : float, default 0.95
         Level of the simultaneous intervals and of the rank intervals.
     seed : int or numpy.random.Generator, optional
@@ -156,11 +158,18 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str | RankMethod = "au
             raise ValueError("rank takes counts or a pooled fit (passmix.fit_pooled), not "
                              "posterior draws: rank the fit the draws started from, "
                              "passmix.bayes.pooled.pooled_fit(draws).")
-        chosen = RANK_METHOD_CLASSES[name]()
+        # "auto" that chose the pooled model leans on its curve within the trials only
+        chosen = (PooledRanking(mixture_beyond=True) if name == "pooled" and why
+                  else RANK_METHOD_CLASSES[name]())
     details: dict = {"why": f"{name}: {why}"} if why else {}
     frames = chosen(RankSetup(panel=panel, metric=metric, k=k_arr, level=level,
                               n_draws=n_draws, rng=rng, seed=0 if seed is None else seed,
                               fit_kwargs=fit_kwargs, given=fit), details)
+    if "mixture_beyond" in details:
+        details["why"] += (f"; at k = {', '.join(map(str, details['mixture_beyond']))}, "
+                           "beyond the trials, where no check sees systems that order the "
+                           "tasks differently, each system's interval also spans its own "
+                           "mixture's")
     return Ranking(table=pd.concat(frames, ignore_index=True), method=name, metric=metric,
                    level=level, details=details)
 
@@ -215,7 +224,44 @@ class PooledRanking(RankMethod):
 
     name = "pooled"
 
+    def __init__(self, mixture_beyond: bool = False) -> None:
+        self.mixture_beyond = bool(mixture_beyond)
+
+    def __repr__(self) -> str:
+        return f"PooledRanking(mixture_beyond={self.mixture_beyond})"
+
     def __call__(self, setup: RankSetup, details: dict) -> list[pd.DataFrame]:
+        frames = self._pooled(setup, details)
+        if not self.mixture_beyond:
+            return frames
+        # beyond some system's trials no check sees systems that order the tasks a little
+        # differently, and a system's pooled interval alone under-covers there
+        # (docs/results/pooled_reorder.md): each system's interval also holds its mixture's,
+        # at the mixture ranking's simultaneous level. The rank intervals rest on the
+        # pairs' differences, which kept their coverage there
+        # (docs/results/compare/simulated.md, "reordered"): they stay pooled, as do the
+        # estimates and ranks
+        panel = setup.panel
+        most = np.array([int(panel.trials[s].max()) for s in range(panel.shape[0])])
+        beyond = setup.k > most.min()
+        if not beyond.any():
+            return frames
+        k_far = setup.k[beyond]
+        fits, _, _, (lower, upper) = _mixture_fits(panel, k_far, setup.metric, setup.level,
+                                                   setup.seed, setup.fit_kwargs)
+        details["fits"] = dict(zip(panel.systems, fits))
+        details["mixture_beyond"] = k_far.tolist()
+        out = list(frames)
+        for c, n in enumerate(np.flatnonzero(beyond)):
+            own = k_far[c] > most  # the systems this horizon is beyond
+            frame = out[n].set_index("system")
+            names = [panel.systems[s] for s in np.flatnonzero(own)]
+            frame.loc[names, "lower"] = np.fmin(frame.loc[names, "lower"], lower[own, c])
+            frame.loc[names, "upper"] = np.fmax(frame.loc[names, "upper"], upper[own, c])
+            out[n] = frame.reset_index()[out[n].columns]
+        return out
+
+    def _pooled(self, setup: RankSetup, details: dict) -> list[pd.DataFrame]:
         fit = setup.given
         if fit is None:
             from ..models.pooled.fit import fit_pooled
@@ -316,22 +362,14 @@ def _table(systems, k, est, se, lower, upper, better, p_best) -> pd.DataFrame:
 
 def _mixture_ranking(panel, k_arr, metric, level, n_draws, rng, seed, fit_kwargs, details):
     """Each system's own mixture: Bonferroni-level profile intervals, pairs by MOVER."""
-    from ..data.counts import Counts
-    from ..models.mixture.fit import fit
     from .methods import mover
 
     n = panel.shape[0]
     n_pairs = n * (n - 1) // 2
-    fits = []
-    for s in range(n):
-        ran = panel.trials[s] > 0
-        fits.append(fit(Counts(panel.successes[s][ran], panel.trials[s][ran]), seed=seed,
-                        **fit_kwargs))
+    fits, est, se, (sys_lower, sys_upper) = _mixture_fits(panel, k_arr, metric, level, seed,
+                                                          fit_kwargs)
     details["fits"] = dict(zip(panel.systems, fits))
-    level_sys, level_pair = 1 - (1 - level) / n, 1 - (1 - level) / n_pairs
-    est = np.array([f.metric(metric, k_arr) for f in fits])                    # (I, K)
-    se = np.array([f.standard_error(metric, k_arr) for f in fits])
-    sys_ends = [f.interval(metric, k_arr, level_sys) for f in fits]
+    level_pair = 1 - (1 - level) / n_pairs
     pair_ends = [f.interval(metric, k_arr, level_pair) for f in fits]
     frames = []
     for c, kv in enumerate(k_arr):
@@ -343,7 +381,25 @@ def _mixture_ranking(panel, k_arr, metric, level, n_draws, rng, seed, fit_kwargs
                 better[b, a], better[a, b] = lo > 0, hi < 0
         z = rng.standard_normal((n_draws, n)) * se[:, c]
         p_best = np.bincount(np.argmax(est[:, c] + z, axis=1), minlength=n) / n_draws
-        frames.append(_table(panel.systems, kv, est[:, c], se[:, c],
-                             np.array([e[0][c] for e in sys_ends]),
-                             np.array([e[1][c] for e in sys_ends]), better, p_best))
+        frames.append(_table(panel.systems, kv, est[:, c], se[:, c], sys_lower[:, c],
+                             sys_upper[:, c], better, p_best))
     return frames
+
+
+def _mixture_fits(panel, k_arr, metric, level, seed, fit_kwargs):
+    """Each system's own mixture on the tasks it ran: the fits, the metric and its se
+    (I, K), and the profile ends (lower, upper), each (I, K), at the Bonferroni level over
+    the systems."""
+    from ..data.counts import Counts
+    from ..models.mixture.fit import fit
+
+    fits = []
+    for s in range(panel.shape[0]):
+        ran = panel.trials[s] > 0
+        fits.append(fit(Counts(panel.successes[s][ran], panel.trials[s][ran]), seed=seed,
+                        **fit_kwargs))
+    level_sys = 1 - (1 - level) / panel.shape[0]
+    ends = [f.interval(metric, k_arr, level_sys) for f in fits]
+    return (fits, np.array([f.metric(metric, k_arr) for f in fits]),
+            np.array([f.standard_error(metric, k_arr) for f in fits]),
+            (np.array([e[0] for e in ends]), np.array([e[1] for e in ends])))
