@@ -160,6 +160,29 @@ class TestLikelihood:
                 assert got[j, g] == pytest.approx(want, rel=1e-12, abs=1e-12)
 
     @pytest.mark.unit
+    @pytest.mark.parametrize("power", [1, 2])
+    def test_reciprocal_sums_are_digamma_and_trigamma_differences(self, power):
+        """The finite sums behind the analytic derivatives: term by term, and against
+        scipy's digamma / trigamma differences where those do not cancel."""
+        from scipy.special import digamma, polygamma
+
+        from passmix.models.pooled._likelihood import _reciprocal_sums
+
+        rng = np.random.default_rng(power)
+        n = rng.integers(0, 61, size=25).astype(float)  # whole counts, as the layout's floats
+        for x in (np.exp(rng.normal(-3.0, 3.0, size=(4, 30, 1))),   # the (I, G, 1) shapes
+                  np.exp(rng.normal(0.0, 1.0, size=(4, 1, 25)))):   # varying along n too
+            got = _reciprocal_sums(x, n, power)
+            want = np.zeros(np.broadcast_shapes(x.shape, n.shape))
+            for index in np.ndindex(want.shape):
+                xi = x[index[:-1] + (0 if x.shape[-1] == 1 else index[-1],)]
+                want[index] = sum((xi + i) ** -power for i in range(int(n[index[-1]])))
+            assert_allclose(got, want, rtol=1e-13, atol=0)
+            special = (digamma(x + n) - digamma(x) if power == 1
+                       else polygamma(1, x) - polygamma(1, x + n))
+            assert_allclose(got, special, rtol=1e-9, atol=1e-12)
+
+    @pytest.mark.unit
     def test_beta_binomial_layer_by_integration(self):
         """One cell's Beta-binomial term against integrating p out numerically."""
         panel = Panel([[2], [0], [1]], [[5], [5], [5]])

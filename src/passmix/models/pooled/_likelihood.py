@@ -87,8 +87,18 @@ def _reciprocal_sums(x: np.ndarray, n: np.ndarray, power: int) -> np.ndarray:
     cancellation the differences suffer where x is tiny.
     """
     n = np.asarray(n)
-    out = np.zeros(np.broadcast_shapes(np.shape(x), n.shape))
-    for i in range(int(n.max(initial=0))):
+    x = np.asarray(x, dtype=float)
+    shape = np.broadcast_shapes(x.shape, n.shape)
+    top = int(n.max(initial=0))
+    if x.ndim and x.shape[-1] == 1 and n.ndim == 1:
+        # x does not vary along n's axis: one running sum over i serves every n, read at
+        # each n (the terms are added in the same order as term by term: the same floats)
+        i = np.arange(top, dtype=float)
+        terms = 1.0 / (x + i) if power == 1 else 1.0 / (x + i) ** 2          # (..., top)
+        running = np.concatenate([np.zeros(x.shape), np.cumsum(terms, axis=-1)], axis=-1)
+        return np.broadcast_to(np.take(running, n.astype(np.intp), axis=-1), shape).copy()
+    out = np.zeros(shape)
+    for i in range(top):
         term = 1.0 / (x + i) if power == 1 else 1.0 / (x + i) ** 2
         out += np.where(i < n, term, 0.0)
     return out
