@@ -758,6 +758,31 @@ def test_estimate_table_is_the_same_in_worker_processes():
         estimate_table(groups, ["sys"], jobs=0, **kwargs)
 
 
+@pytest.mark.unit
+def test_the_progress_bar_leaves_the_groups_free_to_fork():
+    """tqdm starts a monitor thread with its first bar (even a disabled one), and a live
+    Python thread makes the groups run in this process: the default path lost its workers.
+    In a fresh process (pytest's own threads aside), no thread is alive when the groups
+    are mapped."""
+    script = (
+        "import threading, passmix, passmix.tables as t\n"
+        "seen = []\n"
+        "def spy(work, groups, jobs):\n"
+        "    seen.append(threading.active_count())\n"
+        "    yield from ()\n"
+        "t._map_groups = spy\n"
+        "groups = {(s,): passmix.Counts([1, 2, 0], [3, 3, 3]) for s in 'abc'}\n"
+        "try:\n"
+        "    passmix.estimate_table(groups, ['sys'], k=[1, 2], method='naive', jobs=2,\n"
+        "                           progress=True)\n"
+        "except Exception:\n"
+        "    pass\n"
+        "print(seen)\n")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "[1]"
+
+
 # --------------------------------------------------------------------------
 # real processes
 # --------------------------------------------------------------------------

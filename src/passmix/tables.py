@@ -255,7 +255,7 @@ def estimate_table(
     rows: list[dict[str, Any]] = []
     fits: dict[tuple, dict[str, Any]] = {}
     unavailable: set[tuple[str, str, str]] = set()
-    bar = tqdm(
+    bar = _QuietBar(tqdm)(
         total=len(groups), desc="passmix", unit="group", file=sys.stderr,
         disable=not progress or len(groups) < 2, leave=False,
     )
@@ -371,6 +371,13 @@ def _group_work(item: tuple[tuple, Counts], *, methods, joint, options, ks, leve
             failure = err
     said = [(w.category, str(w.message)) for w in caught]
     return _GroupRows(rows, fit, notes, unavailable, said, failure)
+
+
+def _QuietBar(tqdm: type) -> type:
+    """`tqdm` without its monitor thread: a live Python thread makes :func:`_map_groups` run
+    the groups here, since a forked child could wait on a lock it held (tqdm starts the
+    monitor with its first bar, even a disabled one)."""
+    return type("_QuietBar", (tqdm,), {"monitor_interval": 0})
 
 
 def _map_groups(work, groups: Mapping[tuple, Counts], jobs: int
