@@ -18,6 +18,7 @@ import json
 import re
 import sys
 import tempfile
+from itertools import zip_longest
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -123,7 +124,7 @@ def differences(committed, fresh, *, rel: float = 2e-3, abs_: float = 1e-4) -> l
 
 def _first_change(a: str, b: str) -> str:
     """The first line that differs, committed then fresh, for the message."""
-    for x, y in zip(a.splitlines() + [""] * 9999, b.splitlines()):
+    for x, y in zip_longest(a.splitlines(), b.splitlines(), fillvalue=""):
         if " ".join(x.split()) != " ".join(y.split()):
             return f"{x.strip()[:160]!r} became {y.strip()[:160]!r}"
     return f"{a.strip()[:160]!r} became {b.strip()[:160]!r}"
