@@ -134,8 +134,9 @@ def test_counts_csv_json_matches_library(lcb_file, lcb_frame):
         assert set(row) == KEYS | {"model"}
     assert {r["metric"] for r in rows} == METRICS
     assert {r["method"] for r in rows} == {"mixture", "naive", "combinatorial", "pooled"}
-    assert list(dict.fromkeys(r["model"] for r in rows)) == ["DSCoder-33b-Ins",
-                                                             "DSCoder-6.7b-Ins"]
+    # groups in natural order: model sizes by value
+    assert list(dict.fromkeys(r["model"] for r in rows)) == ["DSCoder-6.7b-Ins",
+                                                             "DSCoder-33b-Ins"]
     for model, sub in lcb_frame.groupby("model"):
         counts = passmix.Counts(sub["successes"].to_numpy(), sub["trials"].to_numpy())
         res = passmix.fit(counts, max_components=2, n_init=3, seed=0)
@@ -927,6 +928,16 @@ class TestRank:
         # the bundled example is this file grouped by model
         text = invoke("rank", "--example", "--k", "10").stdout
         assert "rank_lower" in text and "Pythia 12B" in text
+        assert "95% profile intervals" in text.splitlines()[0]
+        out = invoke("rank", self.M10, "--group-by", "model", "--k", "10", "--interval",
+                     "delta", "--format", "json")
+        want = passmix.rank(passmix.Panel.read(self.M10, "model"), 10, interval="delta",
+                            seed=0).summary()
+        assert np.allclose([r["upper"] for r in json.loads(out.stdout)], want["upper"],
+                           rtol=1e-9)
+        text = invoke("rank", self.M10, "--group-by", "model", "--k", "10", "--interval",
+                      "Delta").stdout
+        assert "95% delta intervals" in text.splitlines()[0]
         out = invoke("rank", self.M10, "--group-by", "model", "--method", "direct", code=2)
         assert "'direct' is not one of" in out.output
 
@@ -1084,7 +1095,8 @@ class TestSharedDefaultsAndExamples:
         out = invoke("compare", "--example", "--method", "direct", "--k", "1,5", "--format",
                      "json")
         assert out.stderr.startswith("--example compares Pythia 1B (a) with Pythia 2.8B (b); "
-                                     "pass --a NAME --b NAME for another pair of: Pythia 12B,")
+                                     "pass --a NAME --b NAME for another pair of: Pythia 70M, "
+                                     "Pythia 160M, Pythia 410M, Pythia 1B,")
         rows = json.loads(out.stdout)
         assert {(r["model_a"], r["model_b"]) for r in rows} == {("Pythia 1B", "Pythia 2.8B")}
         want = passmix.compare(passmix.Panel.read(example_path("math_m10"), "model"),

@@ -443,11 +443,14 @@ class TestResult:
         import matplotlib.pyplot as plt
 
         res = passmix.compare(math_m10, k=[1, 2, 5, 10], method="direct")
-        axes = res.plot("Pythia 12B", "Pythia 1B")
-        assert axes[1].get_ylabel() == "Pass@k: Pythia 1B - Pythia 12B"
+        # pairs in the panel's order, smaller models first: b - a is the larger's gain
+        axes = res.plot("Pythia 1B", "Pythia 12B")
+        assert axes[1].get_ylabel() == "Pass@k: Pythia 12B - Pythia 1B"
         assert len(axes[0].lines) == 2
-        with pytest.raises(KeyError, match="was not compared"):
-            res.plot("Pythia 1B", "Pythia 12B")
+        with pytest.raises(KeyError, match=r"was not compared; \(Pythia 1B, Pythia 12B\) was"):
+            res.plot("Pythia 12B", "Pythia 1B")
+        with pytest.raises(KeyError, match="was not compared; pairs: Pythia 70M vs"):
+            res.plot("Pythia 12B", "GPT-9")
         plt.close("all")
 
 
@@ -631,6 +634,44 @@ class TestRank:
         assert_allclose(far["upper"], np.fmax(alone["upper"], own["upper"]))
         assert np.all(far[["rank_lower", "rank_upper"]] == alone[["rank_lower", "rank_upper"]])
         assert (far["upper"] - far["lower"] > alone["upper"] - alone["lower"]).any()
+
+    def test_interval_choice(self, math_m10):
+        """interval="delta": each system's simultaneous interval is its own delta interval,
+        all at one level (the sup-t level, found from one system, holds for the others);
+        the estimates and rank intervals do not depend on it. The mixtures' delta
+        intervals sit at the Bonferroni level over the systems."""
+        from scipy.optimize import brentq
+
+        fit = passmix.fit_pooled(math_m10, seed=0)
+        delta = passmix.rank(fit, 10, method="pooled", interval="delta")
+        profile = passmix.rank(fit, 10, method="pooled", interval="profile")
+        assert delta.info()["interval"] == "delta"
+        assert profile.info()["interval"] == "profile"
+        d, p = delta.summary(), profile.summary()
+        pd.testing.assert_frame_equal(d.drop(columns=["lower", "upper"]),
+                                      p.drop(columns=["lower", "upper"]))
+        assert not np.allclose(d["lower"], p["lower"], atol=1e-4)
+        first = fit.system(d["system"][0])
+        level = brentq(lambda lv: first.interval("pass@k", 10, lv, method="delta")[1]
+                       - d["upper"][0], 0.95, 0.9999, xtol=1e-12)
+        # sup-t over 7 systems: near Bonferroni's 0.9929 (to the draws' noise), above 0.95
+        assert 0.98 < level < 0.995
+        for row in d.itertuples():
+            lo, hi = fit.system(row.system).interval("pass@k", 10, level, method="delta")
+            assert row.lower == pytest.approx(lo, abs=1e-6)
+            assert row.upper == pytest.approx(hi, abs=1e-6)
+        two = Panel(math_m10.successes[:2], math_m10.trials[:2], systems=math_m10.systems[:2])
+        own = passmix.rank(two, 100, method="mixture", interval="delta")
+        for row in own.summary().itertuples():
+            lo, hi = own.info()["fits"][row.system].interval("pass@k", 100, 0.975,
+                                                             method="delta")
+            assert (row.lower, row.upper) == pytest.approx((lo, hi), abs=1e-9)
+        with pytest.raises(ValueError, match="unknown interval method 'wald'"):
+            passmix.rank(fit, 10, interval="wald")
+        from passmix.compare.ranking import PooledRanking
+
+        with pytest.raises(ValueError, match="give the interval to the method object"):
+            passmix.rank(fit, 10, method=PooledRanking(), interval="delta")
 
     def test_plot_and_errors(self, math_m10):
         import matplotlib

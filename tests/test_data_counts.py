@@ -396,6 +396,29 @@ def long_df():
 
 
 @pytest.mark.unit
+def test_groups_come_in_the_order_people_read_them():
+    """Model sizes by value (a string sort puts 12B before 160M), numbers within text by
+    value, several group columns part by part; the file's row order does not matter."""
+    sizes = ["Pythia 70M", "Pythia 160M", "Pythia 410M", "Pythia 1B", "Pythia 1.4B",
+             "Pythia 2.8B", "Pythia 6.9B", "Pythia 12B"]
+    runs = ["run 2", "run 9", "run 10"]
+    rng = np.random.default_rng(0)
+    rows = [(model, run) for model in sizes for run in runs]
+    df = pd.DataFrame(rows, columns=["model", "run"]).iloc[rng.permutation(len(rows))]
+    df = df.assign(problem=np.arange(len(df)), successes=1, trials=2)
+    assert list(read_counts(df, group_by="model")) == [(s,) for s in sizes]
+    assert list(read_counts(df, group_by="run")) == [(r,) for r in runs]
+    assert list(read_counts(df, group_by=["model", "run"])) == rows
+    one_run = df[df["run"] == "run 2"].assign(problem=1)
+    assert passmix.Panel.read(one_run, "model").systems.tolist() == sizes
+    # numeric labels by value; the same name in two cases stays two groups, in a fixed order
+    df = pd.DataFrame({"model": [10, 9, 100], "problem": 1, "successes": 1, "trials": 2})
+    assert list(read_counts(df, group_by="model")) == [(9,), (10,), (100,)]
+    df = pd.DataFrame({"model": ["b", "B", "a"], "problem": 1, "successes": 1, "trials": 2})
+    assert list(read_counts(df, group_by="model")) == [("a",), ("B",), ("b",)]
+
+
+@pytest.mark.unit
 class TestReadCountsFormats:
     @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".csv.gz", ".jsonl", ".ndjson",
                                         ".json", ".parquet", ".pq"])

@@ -1514,6 +1514,26 @@ class TestSpreadQuantiles:
         assert abs(np.log(q_lo[0, 0] / want[0])) < 0.2 * abs(np.log(want[0])), (q_lo, want)
         assert q_hi[0, 0] >= want[1] * 0.8
 
+    def test_a_systems_ends_do_not_depend_on_its_row(self, skewed):
+        """The draws are seeded by each system's own counts: the same panel with its
+        systems in the reverse order gives every system the same drawn quantiles, and the
+        same delta interval (Pass^125 is drawn for the U-shaped system)."""
+        panel = skewed.panel
+        back = Panel(panel.successes[::-1], panel.trials[::-1], systems=panel.systems[::-1],
+                     tasks=panel.tasks)
+        other = fit_pooled(back, seed=4)
+        assert other.loglik == pytest.approx(skewed.loglik, abs=1e-6)
+        k = np.array([5, 125])
+        q = skewed.metric_spread_quantiles("pass^k", k, 0.95)
+        q_back = other.metric_spread_quantiles("pass^k", k, 0.95)
+        assert np.isfinite(q[0][0]).all()
+        assert_allclose(q[0], q_back[0][::-1], rtol=1e-5)
+        assert_allclose(q[1], q_back[1][::-1], rtol=1e-5)
+        for label in panel.systems:
+            want = skewed.system(label).interval("pass^k", k, method="delta")
+            got = other.system(label).interval("pass^k", k, method="delta")
+            assert_allclose(got, want, rtol=1e-5, atol=1e-12)
+
     def test_many_tasks_keep_the_log_normal(self, skewed):
         q_lo, _ = skewed.metric_spread_quantiles("pass@k", np.array([1]), 0.95)
         assert np.isnan(q_lo).all()

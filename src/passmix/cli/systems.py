@@ -113,14 +113,17 @@ def compare(ctx: click.Context, file: Path | None, example: bool, group_by: tupl
               default="auto", help="auto: pooled up to 20 trials per task (beyond the "
                                    "trials, each system's interval also spans its mixture's), "
                                    "mixture beyond 20.")
+@click.option("--interval", type=click.Choice(INTERVAL_METHODS, case_sensitive=False),
+              default=None, help="Each system's simultaneous interval [default: profile, "
+                                 "delta where the pooled fit is too large to profile].")
 @click.option("--level", type=LevelType(), default=0.95,
               help="Level of the simultaneous and rank intervals.")
 @_systems_command_tail("Save the (first) horizon's ranking figure here.",
                        "Seed of the fit and of the draws.")
 def rank(ctx: click.Context, file: Path | None, example: bool, group_by: tuple[str, ...],
          k: tuple[int, ...],
-         metric: str, method: str, level: float, fmt: str, plot: Path | None, seed: int,
-         output: Path | None, quiet: bool, **reading) -> None:
+         metric: str, method: str, interval: str | None, level: float, fmt: str,
+         plot: Path | None, seed: int, output: Path | None, quiet: bool, **reading) -> None:
     """Rank the systems in FILE at horizon(s) k, with simultaneous and rank intervals.
 
     \b
@@ -128,6 +131,7 @@ def rank(ctx: click.Context, file: Path | None, example: bool, group_by: tuple[s
       passmix rank --example --k 100
       passmix rank results.csv --group-by model --k 100
       passmix rank results.csv --group-by model --k 1,10 --format json
+      passmix rank results.csv --group-by model --k 100 --interval delta
     """
     from ..compare import rank as rank_systems
 
@@ -137,8 +141,9 @@ def rank(ctx: click.Context, file: Path | None, example: bool, group_by: tuple[s
             panel, group_cols = _read_panel(source, group_by, ctx, example,
                                             **reading)
             result = rank_systems(panel, list(k),
-                                  metric=metric.lower(), method=method.lower(), level=level,
-                                  seed=seed)
+                                  metric=metric.lower(), method=method.lower(),
+                                  interval=None if interval is None else interval.lower(),
+                                  level=level, seed=seed)
             if "why" in result.details and not quiet:
                 click.echo(f"method {result.details['why']}", err=True)
             table = result.summary()
@@ -150,7 +155,8 @@ def rank(ctx: click.Context, file: Path | None, example: bool, group_by: tuple[s
                 text = _machine_text(table, fmt.lower())
             else:
                 text = (f"{result.metric}, ranked ({result.method}); {result.level:.0%} "
-                        "intervals and rank intervals for all systems at once\n"
+                        f"{result.details['interval']} intervals and rank intervals for all "
+                        "systems at once\n"
                         + table.to_string(index=False, float_format="{:.4f}".format) + "\n")
             _emit(text, output)
             if plot is not None:

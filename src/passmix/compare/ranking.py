@@ -28,7 +28,8 @@ import pandas as pd
 from scipy.special import ndtr
 
 from .._defaults import LEVEL, RANK_METHODS
-from .._validation import check_k, check_level, check_metric, check_seed, check_whole
+from .._validation import (check_interval_method, check_k, check_level, check_metric,
+                           check_seed, check_whole)
 from ..inference.delta import normal_quantile
 
 __all__ = ["RANK_METHODS", "RANK_METHOD_CLASSES", "MixtureRanking", "PooledRanking",
@@ -97,7 +98,7 @@ class Ranking:
 
 
 def rank(data: Any, k, *, metric: str = "pass@k", method: str | RankMethod = "auto",
-         level: float = LEVEL, seed=None, n_draws: int = 4000,
+         interval: str | None = None, level: float = LEVEL, seed=None, n_draws: int = 4000,
          system: Hashable | None = None, **fit_kwargs) -> Ranking:
     """Rank systems on their shared tasks at horizon(s) `k`, with honest uncertainty.
 
@@ -115,7 +116,13 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str | RankMethod = "au
         beyond, as :func:`passmix.compare` decides; where it pools, at horizons
         beyond some system's trials each system's interval also spans its own
         mixture's, as :func:`passmix.estimate_table` does (the estimates, ranks
-        and rank intervals stay pooled). A method object is taken as it is.
+        and rank intervals stay pooled). A method object is taken as it is,
+        with its own `interval`.
+    interval : {"profile", "delta"}, optional
+        How each system's simultaneous interval is found: profile likelihood or
+        the delta method. None: the model's own default (the profile, except
+        where the pooled fit is too large to profile). The rank intervals and
+        P(best) rest on the metrics' joint covariance either way.
     level : float, default 0.95
         Level of the simultaneous intervals and of the rank intervals.
     seed : int or numpy.random.Generator, optional
@@ -147,6 +154,7 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str | RankMethod = "au
 
     metric = check_metric(metric)
     k_arr, _ = check_k(k)
+    interval = check_interval_method(interval, optional=True)
     level = check_level(level)
     n_draws = check_whole(n_draws, "n_draws", minimum=100)
     rng = np.random.default_rng(0 if seed is None else check_seed(seed))
@@ -159,8 +167,11 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str | RankMethod = "au
                              "posterior draws: rank the fit the draws started from, "
                              "passmix.bayes.pooled.pooled_fit(draws).")
         # "auto" that chose the pooled model leans on its curve within the trials only
-        chosen = (PooledRanking(mixture_beyond=True) if name == "pooled" and why
-                  else RANK_METHOD_CLASSES[name]())
+        chosen = (PooledRanking(mixture_beyond=True, interval=interval)
+                  if name == "pooled" and why else RANK_METHOD_CLASSES[name](interval=interval))
+    elif interval is not None and interval != chosen.interval:
+        raise ValueError(f"interval={interval!r} and a method object with interval="
+                         f"{chosen.interval!r}: give the interval to the method object.")
     details: dict = {"why": f"{name}: {why}"} if why else {}
     frames = chosen(RankSetup(panel=panel, metric=metric, k=k_arr, level=level,
                               n_draws=n_draws, rng=rng, seed=0 if seed is None else seed,
@@ -170,8 +181,17 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str | RankMethod = "au
                            "beyond the trials, where no check sees systems that order the "
                            "tasks differently, each system's interval also spans its own "
                            "mixture's")
+    details["interval"] = chosen.interval or _default_interval(details.get("fit"))
     return Ranking(table=pd.concat(frames, ignore_index=True), method=name, metric=metric,
                    level=level, details=details)
+
+
+def _default_interval(fit) -> str:
+    """The intervals the systems got with no `interval` asked (a pooled `fit`, or None for
+    the mixtures)."""
+    if fit is None or fit.profiles_by_default:
+        return "profile"
+    return "delta (profile for a system on its bound)" if fit.on_bound else "delta"
 
 
 @dataclass(frozen=True)
@@ -197,11 +217,14 @@ class RankMethod:
 
     name: str = ""
 
+    def __init__(self, interval: str | None = None) -> None:
+        self.interval = check_interval_method(interval, optional=True)
+
     def __call__(self, setup: RankSetup, details: dict) -> list[pd.DataFrame]:  # pragma: no cover
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}()"
+        return f"{type(self).__name__}(interval={self.interval!r})"
 
 
 class PooledRanking(RankMethod):
@@ -224,11 +247,13 @@ class PooledRanking(RankMethod):
 
     name = "pooled"
 
-    def __init__(self, mixture_beyond: bool = False) -> None:
+    def __init__(self, mixture_beyond: bool = False, interval: str | None = None) -> None:
+        super().__init__(interval)
         self.mixture_beyond = bool(mixture_beyond)
 
     def __repr__(self) -> str:
-        return f"PooledRanking(mixture_beyond={self.mixture_beyond})"
+        return (f"PooledRanking(mixture_beyond={self.mixture_beyond}, "
+                f"interval={self.interval!r})")
 
     def __call__(self, setup: RankSetup, details: dict) -> list[pd.DataFrame]:
         frames = self._pooled(setup, details)
@@ -248,7 +273,8 @@ class PooledRanking(RankMethod):
             return frames
         k_far = setup.k[beyond]
         fits, _, _, (lower, upper) = _mixture_fits(panel, k_far, setup.metric, setup.level,
-                                                   setup.seed, setup.fit_kwargs)
+                                                   setup.seed, setup.fit_kwargs,
+                                                   self.interval or "profile")
         details["fits"] = dict(zip(panel.systems, fits))
         details["mixture_beyond"] = k_far.tolist()
         out = list(frames)
@@ -276,7 +302,8 @@ class PooledRanking(RankMethod):
                 # the fit's own intervals (profile where it profiles), at the level
                 # that makes them simultaneous: the delta method alone under-covers
                 # far horizons, where the shared difficulty's error does not cancel
-                pairs = [fit.system(label).interval(setup.metric, kv, at)
+                pairs = [fit.system(label).interval(setup.metric, kv, at,
+                                                    method=self.interval)
                          for label in setup.panel.systems]
                 return np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
 
@@ -295,7 +322,7 @@ class MixtureRanking(RankMethod):
     def __call__(self, setup: RankSetup, details: dict) -> list[pd.DataFrame]:
         return _mixture_ranking(setup.panel, setup.k, setup.metric, setup.level,
                                 setup.n_draws, setup.rng, setup.seed, setup.fit_kwargs,
-                                details)
+                                details, self.interval or "profile")
 
 
 #: the ranking methods by name (``"auto"`` is resolved by :func:`rank` first)
@@ -360,17 +387,18 @@ def _table(systems, k, est, se, lower, upper, better, p_best) -> pd.DataFrame:
     return table.iloc[order].reset_index(drop=True)
 
 
-def _mixture_ranking(panel, k_arr, metric, level, n_draws, rng, seed, fit_kwargs, details):
+def _mixture_ranking(panel, k_arr, metric, level, n_draws, rng, seed, fit_kwargs, details,
+                     interval: str = "profile"):
     """Each system's own mixture: Bonferroni-level profile intervals, pairs by MOVER."""
     from .methods import mover
 
     n = panel.shape[0]
     n_pairs = n * (n - 1) // 2
     fits, est, se, (sys_lower, sys_upper) = _mixture_fits(panel, k_arr, metric, level, seed,
-                                                          fit_kwargs)
+                                                          fit_kwargs, interval)
     details["fits"] = dict(zip(panel.systems, fits))
     level_pair = 1 - (1 - level) / n_pairs
-    pair_ends = [f.interval(metric, k_arr, level_pair) for f in fits]
+    pair_ends = [f.interval(metric, k_arr, level_pair, method=interval) for f in fits]
     frames = []
     for c, kv in enumerate(k_arr):
         better = np.zeros((n, n), dtype=bool)
@@ -386,10 +414,10 @@ def _mixture_ranking(panel, k_arr, metric, level, n_draws, rng, seed, fit_kwargs
     return frames
 
 
-def _mixture_fits(panel, k_arr, metric, level, seed, fit_kwargs):
+def _mixture_fits(panel, k_arr, metric, level, seed, fit_kwargs, interval: str = "profile"):
     """Each system's own mixture on the tasks it ran: the fits, the metric and its se
-    (I, K), and the profile ends (lower, upper), each (I, K), at the Bonferroni level over
-    the systems."""
+    (I, K), and the `interval` ends (lower, upper), each (I, K), at the Bonferroni level
+    over the systems."""
     from ..data.counts import Counts
     from ..models.mixture.fit import fit
 
@@ -399,7 +427,7 @@ def _mixture_fits(panel, k_arr, metric, level, seed, fit_kwargs):
         fits.append(fit(Counts(panel.successes[s][ran], panel.trials[s][ran]), seed=seed,
                         **fit_kwargs))
     level_sys = 1 - (1 - level) / panel.shape[0]
-    ends = [f.interval(metric, k_arr, level_sys) for f in fits]
+    ends = [f.interval(metric, k_arr, level_sys, method=interval) for f in fits]
     return (fits, np.array([f.metric(metric, k_arr) for f in fits]),
             np.array([f.standard_error(metric, k_arr) for f in fits]),
             (np.array([e[0] for e in ends]), np.array([e[1] for e in ends])))

@@ -151,6 +151,11 @@ class Comparison:
         for n, (x, y) in enumerate(self.pairs):
             if same_system(x, a) and same_system(y, b):
                 return n
+        for x, y in self.pairs:
+            if same_system(x, b) and same_system(y, a):
+                raise KeyError(f"pair ({system_name(a)}, {system_name(b)}) was not compared; "
+                               f"({system_name(b)}, {system_name(a)}) was, the difference "
+                               f"{system_name(a)} - {system_name(b)}: swap them.")
         shown = ", ".join(f"{system_name(x)} vs {system_name(y)}" for x, y in self.pairs[:10])
         raise KeyError(f"pair ({system_name(a)}, {system_name(b)}) was not compared; pairs: "
                        f"{shown}{', ...' if len(self.pairs) > 10 else ''}.")

@@ -69,6 +69,42 @@ def _py(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+#: a number in a label, with an optional size suffix (70M, 2.8B) not followed by a letter
+_LABEL_NUMBER = re.compile(r"(\d+(?:\.\d+)?)([kKmMbBtT](?![A-Za-z]))?")
+_SIZE = {"k": 1e3, "m": 1e6, "b": 1e9, "t": 1e12}
+
+
+def natural_key(value: Any) -> tuple:
+    """A sort key that orders labels as people read them.
+
+    In a string, each number counts by its value, times a size suffix (K,
+    M, B, T) right after it: ``"Pythia 70M" < "Pythia 1B" < "Pythia 12B"``,
+    where a plain string sort puts ``"Pythia 12B"`` first. Other text
+    compares case-insensitively, ties by the string itself. Numbers come
+    before strings; a tuple (a key of several columns) compares part by part.
+
+    Examples
+    --------
+    >>> from passmix.data._parse import natural_key
+    >>> sorted(["Pythia 12B", "Pythia 160M", "Pythia 1B", "Pythia 70M"], key=natural_key)
+    ['Pythia 70M', 'Pythia 160M', 'Pythia 1B', 'Pythia 12B']
+    >>> sorted(["run 10", "run 9", "gpt-4o"], key=natural_key)
+    ['gpt-4o', 'run 9', 'run 10']
+    """
+    if isinstance(value, tuple):
+        return (2, tuple(natural_key(part) for part in value))
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return (0, float(value), "")
+    text = str(value)
+    pieces = _LABEL_NUMBER.split(text)  # text, number, suffix, text, number, suffix, ...
+    parts: list = []
+    for n in range(0, len(pieces), 3):
+        parts.append(pieces[n].casefold())
+        if n + 1 < len(pieces):
+            parts.append(float(pieces[n + 1]) * _SIZE.get((pieces[n + 2] or "").lower(), 1.0))
+    return (1, tuple(parts), text)
+
+
 def _fmt(value: Any) -> str:
     """Show a value or label in an error message."""
     return repr(_py(value))

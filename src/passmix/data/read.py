@@ -29,7 +29,7 @@ from ._parse import (
     _compression, _extension, _fmt, _frame_where, _is_binary, _labels, _long_counts,
     _long_values, _matrix_counts, _matrix_values, _py, _require_columns,
     _require_unique_columns, _subset_where, _table_counts, _warn_missing_outcomes,
-    _with_tasks,
+    _with_tasks, natural_key,
 )
 from .counts import Counts
 
@@ -200,7 +200,9 @@ def read_counts(
     group_by : str or list of str, optional
         Columns identifying systems or settings. If given, return one
         :class:`Counts` per group, keyed by tuples of group values (1-tuples
-        for a single column) in sorted order.
+        for a single column) in natural order: numbers within a label by
+        value, with a size suffix (``"Pythia 70M"`` before ``"Pythia 1B"``
+        before ``"Pythia 12B"``), other text case-insensitively.
     task : str, optional
         Task label column. By default the first of task, task_id, problem,
         problem_id, question, question_id, instance, item, id, prompt that is
@@ -702,9 +704,9 @@ def _by_group(df: pd.DataFrame, spec: LayoutSpec, where: _Where, build) -> Any:
                 f"group_by column {_fmt(col)} has a missing value in {where(pos)}."
             )
     groups = df.groupby(list(spec.group_cols), sort=False).indices  # key -> row positions
-    try:
-        keys = sorted(groups)
-    except TypeError:  # labels of mixed types: keep order of first appearance
+    try:  # 70M before 1B before 12B, as people read model names
+        keys = sorted(groups, key=natural_key)
+    except TypeError:  # labels no key orders: keep order of first appearance
         keys = list(groups)
     out: dict[tuple, Any] = {}
     for key in keys:

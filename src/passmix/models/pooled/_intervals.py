@@ -4,6 +4,8 @@ coordinates, the tasks' spread and the profile's region (the intervals themselve
 
 from __future__ import annotations
 
+import zlib
+
 import numpy as np
 from scipy.special import expit
 
@@ -28,6 +30,13 @@ _RIDGE_KEPT = 3
 # ... unless their window is at most this much wider than the others' (a second pass
 # over the tasks would then cost more than it saves)
 _TAIL_WIDENING = 1.25
+
+
+def _counts_seed(panel, i: int) -> int:
+    """A seed made from system i's counts alone: its drawn ends are the same in any order
+    of the panel's systems."""
+    row = np.stack([panel.successes[i], panel.trials[i]]).astype(np.int64)
+    return zlib.crc32(row.tobytes())
 
 
 class PooledIntervals:
@@ -299,7 +308,8 @@ class PooledIntervals:
         otherwise, or Pass^m of rare successes) and k >= 2, its
         quantiles at ``(1 -+ level) / 2`` are drawn: 2,000 draws of every
         task's probability from its posterior over the whole grid (from a
-        fixed seed per system; tasks whose mean is below 1e-9 of the largest
+        fixed seed per system, made from its own counts, so that its ends do not
+        depend on its row in the panel; tasks whose mean is below 1e-9 of the largest
         and whose variance is below 1e-12 of the largest are left out of the
         lower end and add their means to the upper). Pass@k and Pass^k screen by their own per-task variances, AUC@k by
         Pass@k's.
@@ -356,7 +366,7 @@ class PooledIntervals:
                      | np.any(var[:, few] > 1e-12 * var[:, few].max(axis=0), axis=1))
             tasks = np.flatnonzero(drawn)
             rest = mean[~drawn].sum(axis=0)
-            rng = np.random.default_rng([0, i])
+            rng = np.random.default_rng([0, _counts_seed(self.panel, i)])
             # each draw's grid point from its task's posterior, by one search over the
             # posteriors' cumulative weights laid end to end (task t's shifted by t)
             width = r.shape[1]
