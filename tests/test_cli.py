@@ -382,6 +382,48 @@ def test_auto_pools_and_spans_each_own_mixture_beyond_the_trials():
     assert text.count("beyond the trials its intervals also span its own Beta mixture") == 3
 
 
+def test_auto_beyond_20_trials_spans_the_pooled_model_beyond_the_trials():
+    """Past 20 trials per task auto fits each group's mixture; beyond the trials, where a
+    group's tail of rare successes cannot be checked, its intervals also span the pooled
+    model's (docs/results/rare_coverage.md); within them they are the mixture's alone. No
+    horizon beyond any group's trials: no pooled fit, the mixture alone."""
+    from numpy.testing import assert_allclose
+    from scipy.special import expit
+
+    rng = np.random.default_rng(5)
+    d = rng.normal(0.0, 1.5, 40)
+    theta = expit(np.array([[-4.0], [-3.0], [-2.0]]) - d)
+    y = rng.binomial(30, theta)
+    groups = {(f"s{i}",): passmix.Counts(y[i], np.full(40, 30), tasks=np.arange(40))
+              for i in range(3)}
+    ks = [1, 30, 300]
+    table = estimate_table(groups, ["model"], k=ks, interval="delta")
+    assert "its intervals also span the pooled model's" in table.attrs["method_note"]
+    assert set(table["method"]) == {"mixture"}
+    mixture = estimate_table(groups, ["model"], k=ks, method="mixture", interval="delta")
+    # the pooled ends asked at the horizons beyond the trials alone, as auto asks them
+    pooled = estimate_table(groups, ["model"], k=[300], method="pooled", interval="delta")
+    key = ["model", "metric", "k"]
+    both = table.merge(mixture, on=key, suffixes=("", "_mix")).merge(
+        pooled, on=key, suffixes=("", "_pool"), how="left")
+    assert_allclose(both["estimate"], both["estimate_mix"], rtol=0, atol=0)
+    within = both["k"] <= 30
+    assert_allclose(both.loc[within, ["lower", "upper"]].to_numpy(float),
+                    both.loc[within, ["lower_mix", "upper_mix"]].to_numpy(float), rtol=0, atol=0)
+    far = both[~within]
+    assert_allclose(far["lower"], np.minimum(far["lower_mix"], far["lower_pool"]), rtol=1e-12)
+    assert_allclose(far["upper"], np.maximum(far["upper_mix"], far["upper_pool"]), rtol=1e-12)
+    assert (far["upper_pool"] > far["upper_mix"]).any()  # the pooled model reached further
+    text = format_table(table, groups, ["model"], 0.95)
+    assert text.count("beyond the trials its intervals also span the pooled model's "
+                      "(task difficulties shared by all 3 systems)") == 3
+    inside = estimate_table(groups, ["model"], k=[1, 30], interval="delta")
+    assert "also span the pooled" not in inside.attrs["method_note"]
+    alone = estimate_table(groups, ["model"], k=[1, 30], method="mixture", interval="delta")
+    assert_allclose(inside[["lower", "upper"]].to_numpy(float),
+                    alone[["lower", "upper"]].to_numpy(float), rtol=0, atol=0)
+
+
 def test_interval_option():
     profile = records(run("--example", "--k", "1000", "--method", "mixture", "--format", "json",
                           *FAST))

@@ -45,3 +45,4 @@ python docs/results/pooled_reorder.py --reps 100 --m 10 --rho 1 --update --model
 python docs/results/pooled_check.py --reps 40
 python docs/results/two_component_properties.py --sets 150
 python docs/results/zero_inflated.py
+python docs/results/rare_coverage.py --reps 20 --jobs 2

@@ -123,7 +123,12 @@ def estimate_table(
         pools, the intervals beyond each group's trials also span the group's
         own mixture's: there the pooled intervals lean on one task order for
         every system, which no check within the trials can test, and they
-        under-cover where it is wrong (``docs/results/pooled_reorder.md``).
+        under-cover where it is wrong (``docs/results/pooled_reorder.md``). Where
+        it fits each group's mixture and groups share tasks, the intervals
+        beyond a group's trials also span the pooled model's: there the
+        mixture rests on its Beta tail of rare successes, which under-covers
+        where successes are rare and the pooled model covers
+        (``docs/results/rare_coverage.md``).
     max_components : int, default 4
         Largest number of mixture components H tried (BIC picks H).
     n_init : int, default 10
@@ -230,17 +235,33 @@ def estimate_table(
     ks = pd.unique(ks)
     level = check_level(level)
     method_note = None
-    split = False  # auto's pooled model within the trials, each group's mixture beyond
+    # auto's two models: the first gives the estimates, and beyond a group's trials its
+    # intervals also span the second's
+    split = False
+    second: list[str] = []
     if isinstance(method, str) and method.lower() == "auto":
         method, why = auto_method(groups)
-        split = method == "pooled"
+        if method == "pooled":
+            split, second = True, ["mixture"]
+        elif len(groups) > 1 and shares_tasks(groups) and np.any(
+                ks > min(int(np.max(c.trials, initial=0)) for c in groups.values())):
+            # beyond the trials a group's own mixture rests on its Beta tail near 0, which
+            # its counts cannot check; the pooled model reads the tasks' order off the other
+            # groups. Where successes are rare each alone under-covers where the other
+            # covers (docs/results/rare_coverage.md)
+            split, second = True, ["pooled"]
         if len(groups) > 1:  # one group has nothing to pool: nothing to say
             method_note = f"method auto chose {method}: {why}"
-            if split:
-                method_note = (f"method auto chose pooled: {why}; beyond the trials, where its "
-                               "one task order for every system cannot be checked, its "
-                               "intervals also span each group's own mixture")
-    methods = resolve_methods(method) + (["mixture"] if split else [])
+            if split and method == "pooled":
+                method_note += ("; beyond the trials, where its one task order for every "
+                                "system cannot be checked, its intervals also span each "
+                                "group's own mixture")
+            elif split:
+                method_note += ("; beyond the trials, where each group's tail of rare "
+                                "successes cannot be checked, its intervals also span the "
+                                "pooled model's, which reads the tasks' order off the other "
+                                "groups")
+    methods = resolve_methods(method) + second
     jobs = check_jobs(jobs)
     check_interval_method(interval, optional=True)
     options = {"seed": seed, "max_components": max_components, "n_init": n_init}
@@ -360,9 +381,12 @@ def _group_work(item: tuple[tuple, Counts], *, methods, joint, options, ks, leve
                 if fit is None and set(_FIT_KEYS) <= info.keys():  # the first model fitted
                     fit = {f: info[f] for f in (*_FIT_KEYS, *_FIT_LABELS) if f in info}
                 elif split and fit is not None and n == 1:  # what the rows beyond assume
-                    fit.update({f: info[f] for f in _FIT_LABELS if f in info
-                                and f not in ("estimator", "family", "n_systems", "slope")})
-                    fit["beyond"] = info["n_components"]
+                    if info.get("estimator") == "pooled":
+                        fit["beyond_pooled"] = info.get("n_systems", 2)
+                    else:
+                        fit.update({f: info[f] for f in _FIT_LABELS if f in info
+                                    and f not in ("estimator", "family", "n_systems", "slope")})
+                        fit["beyond"] = info["n_components"]
                 undefined = ks[[np.isnan(r["estimate"]) for r in part[:ks.size]]]
                 note = getattr(result, "undefined_note", None)
                 if undefined.size and note is not None:
@@ -558,6 +582,9 @@ def format_table(
             if "beyond" in f:
                 head += (f"; beyond the trials its intervals also span its own Beta mixture, "
                          f"{f['beyond']} component{'s' if f['beyond'] > 1 else ''} (BIC)")
+            if "beyond_pooled" in f:
+                head += (f"; beyond the trials its intervals also span the pooled model's "
+                         f"(task difficulties shared by all {f['beyond_pooled']} systems)")
             status = f.get("status", "converged" if f["converged"] else "NOT converged")
             if status != "converged":
                 head += f" ({status.removeprefix('converged; ')})"

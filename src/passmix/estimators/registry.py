@@ -219,7 +219,8 @@ def auto_method(groups: Mapping[tuple, Counts]) -> tuple[str, str]:
     at most :data:`passmix._defaults.POOLED_MAX_TRIALS` trials per task run,
     ``docs/results/pooled_intervals.md``); the per-group mixture otherwise.
     Where it says pooled, :func:`passmix.estimate_table` widens the pooled
-    intervals beyond each group's trials to hold the group's own mixture's.
+    intervals beyond each group's trials to hold the group's own mixture's;
+    where it says mixture and groups share tasks, the other way round.
 
     Examples
     --------
