@@ -41,7 +41,12 @@ def groups():
 
 def subsample_fit(groups, seed: int) -> PooledFit:
     counts = {}
-    for key, (trials, tasks) in groups.items():
+    # the systems in the order the coverage study had them when it found this case (a
+    # string sort); the ridge's widening depends on the order (in the natural order, its
+    # k = 1000 lower ends close 7% of the gap to the profile's, not 40%: an open defect of
+    # the ridge walk, issue 48's note of stop 61)
+    for key in sorted(groups):
+        trials, tasks = groups[key]
         sub = nested_subsets(trials, [M], stream(seed, group_id(key), 0))[M]
         counts[key] = passmix.Counts(sub.successes, sub.trials, tasks)
     panel = passmix.Panel.from_counts(counts, unpack=False)
