@@ -7,6 +7,7 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
+from scipy.optimize import minimize
 from scipy.special import expit
 
 from ...metrics import evaluate_logit, metric_at_rate
@@ -22,11 +23,15 @@ from ._support import (PROBES, SPREAD_CELLS, _LOGIT_FLOOR, _Affine, _SharedPiece
 # logit weighs its far tail by up to 1 / M) get their own, wider task windows
 _TAIL_WEIGHT = 1e3
 # a ridge walk's steps from the estimate, as fractions of the room to the box (each
-# halving the last), and the bisections that then find the region's edge between two
+# halving the last), and the width to which the region's edge is then bisected between
+# two (in the coordinate's units: a metric far beyond the trials moves fast along the
+# ridge, and the edge, not the steps, must decide how far the walk reaches)
 _RIDGE_STEPS = 8
-_RIDGE_BISECTIONS = 4
+_RIDGE_TOL = 0.01
 # ... of which the farthest this many in each direction are kept
 _RIDGE_KEPT = 3
+# each ridge point's search over the other coordinates
+_RIDGE_OPTIONS = {"maxiter": 200, "ftol": 1e-10, "gtol": 1e-6}
 # ... unless their window is at most this much wider than the others' (a second pass
 # over the tasks would then cost more than it saves)
 _TAIL_WIDENING = 1.25
@@ -183,14 +188,15 @@ class PooledIntervals:
         method widens its intervals with (:attr:`weak_coordinates`). From the
         estimate, each weak coordinate c is walked toward both ends of its
         box (only away from a bound it is held on) in steps of 1/128, 1/64,
-        ..., 1/2 and all of the distance to that end, the other free
-        coordinates following ``-I_oo^-1 I_oc`` per unit of c (the quadratic
-        model's profile path), each step corrected by up to two Newton steps
-        with the information at the estimate. The walk goes on while the
-        log-likelihood is within ``chi2(1).ppf(level) / 2`` of the maximum;
-        at the first point below, the edge is bisected between the two. The
-        three farthest points inside are kept in each direction. The path is
-        a valid part of the region but not its whole, so the ends it gives
+        ..., 1/2 and all of the distance to that end. At each step the other
+        free coordinates are maximised with c held (the profile's path,
+        started from the last point moved by ``-I_oo^-1 I_oc`` per unit of
+        c). The walk goes on while the log-likelihood is within
+        ``chi2(1).ppf(level) / 2`` of the maximum; at the first point below,
+        the edge is bisected to 0.01 in c. The points therefore do not depend
+        on where along a flat ridge the optimiser stopped. The three farthest
+        points inside are kept in each direction. The path is a valid part
+        of the region but not its whole, so the ends it gives
         are inside the profile's. The cut is the model's, not widened by the
         sandwich.
 
@@ -248,40 +254,48 @@ class PooledIntervals:
         top = self.loglik if np.isfinite(self.loglik) else shared.logp_dlogp(z_hat)[0]
         floor = top - region_drop(level)
 
-        def on_ridge(t):
-            # the linear path, then Newton steps of the others at c held (kept if they gain)
-            z = np.clip(z_hat + t * path, box[:, 0], box[:, 1])
-            logp, grad = shared.logp_dlogp(z)
-            for _ in range(2):
-                trial = np.clip(z + cov @ grad, box[:, 0], box[:, 1])
-                trial[c] = z[c]
-                trial_logp, trial_grad = shared.logp_dlogp(trial)
-                if not trial_logp > logp:
-                    break
-                z, logp, grad = trial, trial_logp, trial_grad
+        def on_ridge(t, start):
+            # the others maximised with c held at z_hat[c] + t: the profile's path, so the
+            # points do not depend on where along a flat ridge the optimiser stopped (a
+            # linear path from there, as before, reached different depths per start)
+            z = np.clip(start, box[:, 0], box[:, 1])
+            z[c] = np.clip(z_hat[c] + t, box[c, 0], box[c, 1])
+            if others.any():
+                def negative(x):
+                    z[others] = x
+                    logp, grad = shared.logp_dlogp(z)
+                    if not np.isfinite(logp):
+                        return np.inf, np.zeros(x.size)
+                    return -logp, -grad[others]
+                found = minimize(negative, z[others], jac=True, method="L-BFGS-B",
+                                 bounds=box[others], options=_RIDGE_OPTIONS)
+                z[others] = found.x
+            logp = shared.logp_dlogp(z)[0]
             # a NaN log-likelihood is outside
-            return z, logp if np.isfinite(logp) else -np.inf
+            return z.copy(), logp if np.isfinite(logp) else -np.inf
 
         points = []
         for sign, end in ((1.0, 1), (-1.0, 0)):
             if held[c, end]:
                 continue
             room = abs(box[c, end] - z_hat[c])
-            inside, reached = 0.0, []
+            inside, reached, last = 0.0, [], z_hat
             for t in room * 2.0 ** -np.arange(_RIDGE_STEPS - 1, -1, -1.0):
-                z, logp = on_ridge(sign * t)
+                # warm: the last point inside, moved along the quadratic model's path
+                z, logp = on_ridge(sign * t, last + sign * (t - inside) * path)
                 if not logp >= floor:
                     outside = t
-                    for _ in range(_RIDGE_BISECTIONS):
+                    while outside - inside > _RIDGE_TOL:
                         mid = 0.5 * (inside + outside)
-                        z_mid, logp_mid = on_ridge(sign * mid)
+                        z_mid, logp_mid = on_ridge(sign * mid,
+                                                   last + sign * (mid - inside) * path)
                         if logp_mid >= floor:
-                            inside = mid
+                            inside, last = mid, z_mid
                             reached.append(z_mid)
                         else:
                             outside = mid
                     break
-                inside = t
+                inside, last = t, z
                 reached.append(z)
             # the farthest few: near the estimate the delta interval holds the metric
             # already, and each point kept costs every unit's metric at every call
