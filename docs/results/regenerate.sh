@@ -46,3 +46,4 @@ python docs/results/pooled_check.py --reps 40
 python docs/results/two_component_properties.py --sets 150
 python docs/results/zero_inflated.py
 python docs/results/rare_coverage.py --reps 20 --jobs 2
+python docs/results/compare/compare_rare.py --reps 20 --jobs 2
