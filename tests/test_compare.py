@@ -569,7 +569,7 @@ class TestRank:
 
         At k = 10 (k = m): at k = 100 the pooled model's own per-system intervals
         cover 0.87-0.88 on these panels (80 tasks), and so the joint ones ~0.8;
-        that shortfall is the model's (docs/results/compare/README.md).
+        that shortfall is the model's (docs/results/compare/report.md).
         """
         a, k = np.array([-1.0, -0.6, 0.0, 0.8]), 10
         joint, ranks, p_best = [], [], []
