@@ -132,6 +132,13 @@ class TestBeyondTheTrials:
         assert far["shape_share"] > 0.1
         lo, hi = _quiet(impossible.interval, "pass@k", K_BEYOND)
         assert (far["lower"], far["upper"]) == pytest.approx((lo, hi), abs=1e-12)
+        # what the counts allow with no shape: wider than the default far beyond the trials
+        # (40 tasks: the band moves the distribution of successes by up to 0.21)
+        for metric, rows in table.groupby("metric"):
+            data = passmix.shape_free_interval(impossible.counts, rows["k"], metric)
+            np.testing.assert_allclose(rows["data_lower"], data.lower, atol=1e-12)
+            np.testing.assert_allclose(rows["data_upper"], data.upper, atol=1e-12)
+        assert far["data_upper"] - far["data_lower"] > far["upper"] - far["lower"]
 
     def test_without_a_task_never_solved_there_is_no_atom(self, all_solved):
         assert all_solved.shape_alternatives("pass@k") == ()

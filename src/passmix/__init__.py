@@ -33,6 +33,7 @@ __getattr__, __dir__, _ = attach(__name__, {
                            "naive_estimate"],
     ".estimators.registry": ["estimator_names", "register_estimator"],
     ".inference.delta": ["ConfidenceInterval", "DeltaMethodResult"],
+    ".inference.shape_free": ["ShapeFreeInterval", "shape_free_interval"],
     ".metrics": ["auc_at_k", "metric_value", "pass_at_k", "pass_hat_k"],
     ".models.mixture.delta": ["delta_method"],
     ".models.mixture.fit": ["MixtureFit", "fit"],
@@ -68,6 +69,7 @@ __all__ = [
     "PooledFit",
     "PosteriorWarning",
     "Ranking",
+    "ShapeFreeInterval",
     "ZeroInflatedFit",
     "auc_at_k",
     "combinatorial_estimate",
@@ -94,4 +96,5 @@ __all__ = [
     "sample",
     "sample_pooled",
     "sensitivity",
+    "shape_free_interval",
 ]

@@ -48,12 +48,14 @@ from scipy.special import expit
 from threadpoolctl import threadpool_limits
 
 from .._defaults import INTERVAL_METHODS, METRICS, SUMMARY_K
-from .._validation import FitWarning, check_interval_method, check_k, check_level, check_metric
+from .._validation import (DegenerateDataWarning, FitWarning, check_interval_method, check_k,
+                           check_level, check_metric)
 from .delta import (ConfidenceInterval, DeltaMethodResult, delta_interval, normal_quantile,
                     wald_edge_excess)
 from .orderings import repair_across_metrics
 from .profile import (LikelihoodRegion, ProfileResult, profile_extremes, profile_interval,
                       region_drop)
+from .shape_free import shape_free_interval
 from .spread import task_posteriors, tasks_metric_logit, tasks_metric_quantiles
 from .units import with_metric_spread
 
@@ -561,7 +563,10 @@ class LikelihoodResult:
             tasks); ``lower`` and ``upper`` (the default interval);
             ``shapes`` (the shapes whose ends it takes) and ``shape_share``,
             the share of its width that this model's shape alone does not
-            give.
+            give; ``data_lower`` and ``data_upper``, what the counts alone
+            allow with no shape at all (:func:`passmix.shape_free_interval`
+            at `level`): where the default interval is much narrower, the
+            difference is what the shapes it spans assume.
 
         Examples
         --------
@@ -572,6 +577,9 @@ class LikelihoodResult:
         [0.0, 0.0, 0.0]
         >>> bool((table["lower"] <= table["tasks_lower"]).all())
         True
+        >>> # 6 tasks: with no shape, the counts allow Pass@1000 anywhere from 0.11 to 1
+        >>> table.loc[table["metric"] == "pass@k", ["data_lower", "data_upper"]].round(2).values[-1]
+        array([0.11, 1.  ])
         """
         level = check_level(level)
         method = check_interval_method(method, INTERVAL_METHODS[0], optional=True)
@@ -590,6 +598,10 @@ class LikelihoodResult:
             tasks_lo, tasks_hi = parts.get("tasks", parts["model"])
             lower, upper = parts["lower"], parts["upper"]
             own_lo, own_hi = np.minimum(model_lo, tasks_lo), np.maximum(model_hi, tasks_hi)
+            with warnings.catch_warnings():
+                # too few tasks for the band: the whole range, which the columns show
+                warnings.simplefilter("ignore", DegenerateDataWarning)
+                data = shape_free_interval(self.counts, ks, metric, level=level)
             for i, kv in enumerate(ks):
                 width = upper[i] - lower[i]
                 # a shape is named where it reaches past this model's ends by a visible part
@@ -605,6 +617,7 @@ class LikelihoodResult:
                     "shape_share": float((max(0.0, own_lo[i] - lower[i])
                                           + max(0.0, upper[i] - own_hi[i])) / width)
                     if width > 0 else 0.0,
+                    "data_lower": float(data.lower[i]), "data_upper": float(data.upper[i]),
                 })
         table = pd.DataFrame(rows)
         table.attrs["method"] = method
