@@ -287,6 +287,42 @@ class TestAuto:
         many = passmix.compare(Panel(rng.binomial(40, p), np.full(p.shape, 40)), k=[1, 10])
         assert few.method == "pooled" and "median of 10 trials" in few.info()["why"]
         assert many.method == "mixture" and "under-cover" in many.info()["why"]
+        # within the trials there is nothing to span: no pooled fit
+        assert "pooled_fit" not in many.details and many.pair_methods == ("mixture",)
+
+    def test_past_twenty_trials_the_mixture_spans_the_pooled_model_beyond_the_trials(self):
+        # rare_coverage's lesson (docs/results/compare/rare.md): a system's own counts cannot
+        # check its Beta tail near 0, so beyond the trials the pair's intervals also take in
+        # the pooled model's differences; within the trials they are the mixtures' alone.
+        # The panel is that study's design (heavy-tailed difficulties 1.5 t3, 159 tasks,
+        # m = 60, mean rates 4.6e-3 and 1e-2), replicate 4 of its pair (r4, r5).
+        from scipy.optimize import brentq
+        from scipy.special import expit
+
+        rng = np.random.default_rng([49, 4, sum(map(ord, "heavy"))])
+        d = 1.5 * rng.standard_t(3, 159)
+        targets = np.geomspace(1e-4, 1e-2, 7)
+        shift = [brentq(lambda x, t=t: expit(x - d).mean() - t, -60.0, 20.0) for t in targets]
+        y = rng.binomial(60, expit(np.array(shift)[:, None] - d[None, :]))
+        panel = Panel(y[[4, 5]], np.full((2, 159), 60), systems=["a", "b"])
+        k = [60, 6000]
+        auto = passmix.compare(panel, "a", "b", k=k, seed=0)
+        mixture = passmix.compare(panel, "a", "b", k=k, method="mixture", seed=0)
+        pooled = passmix.compare(panel, "a", "b", k=[6000], method="pooled", seed=0)
+        assert auto.method == "mixture" and auto.pair_methods == ("mixture+pooled",)
+        assert "k = 6000, beyond the pairs' trials" in auto.info()["why"]
+        np.testing.assert_array_equal(auto.estimate, mixture.estimate)
+        for ends in ("lower", "upper", "band_lower", "band_upper"):
+            assert getattr(auto, ends)[0, 0] == getattr(mixture, ends)[0, 0]
+        for low, high in (("lower", "upper"), ("band_lower", "band_upper")):
+            assert getattr(auto, low)[0, 1] == pytest.approx(
+                min(getattr(mixture, low)[0, 1], getattr(pooled, low)[0, 0]), abs=1e-12)
+            assert getattr(auto, high)[0, 1] == pytest.approx(
+                max(getattr(mixture, high)[0, 1], getattr(pooled, high)[0, 0]), abs=1e-12)
+        # the two models part there (the pooled reaches 0.2 past the mixture's ends), or the
+        # test would not tell the union from either
+        assert pooled.lower[0, 0] < mixture.lower[0, 1] - 0.1
+        assert pooled.upper[0, 0] > mixture.upper[0, 1] + 0.1
 
     @pytest.mark.slow
     @pytest.mark.study

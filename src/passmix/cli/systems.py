@@ -27,8 +27,10 @@ __all__ = ["compare", "rank"]
 @click.option("--metric", type=click.Choice(("pass@k", "pass^k", "auc@k"), case_sensitive=False),
               default="pass@k", help="The metric compared.")
 @click.option("--method", type=click.Choice(COMPARE_METHODS, case_sensitive=False),
-              default="auto", help="auto: pooled up to 20 trials per task, mixture beyond; "
-                                   "direct: model-free, k within the trials; posterior: NUTS "
+              default="auto", help="auto: pooled up to 20 trials per task, mixture beyond "
+                                   "(beyond the trials its intervals also span the pooled "
+                                   "model's); direct: model-free, k within the trials; "
+                                   "posterior: NUTS "
                                    "draws of the pooled model.")
 @click.option("--interval", type=click.Choice(INTERVAL_METHODS, case_sensitive=False),
               default=None, help="The pooled difference's intervals [default: profile up to "

@@ -21,7 +21,7 @@ as ``scipy.stats.bootstrap`` takes its method.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -194,16 +194,61 @@ class MixtureMethod(PairMethod):
     the two profile intervals joined by MOVER as if independent (conservative: the
     systems' positive correlation through the tasks only narrows the truth); the band
     joins intervals at the Bonferroni level over the horizons. Each system is fitted
-    once per task set within a call."""
+    once per task set within a call.
+
+    With ``pooled_beyond=True`` (``method="auto"`` past
+    :data:`passmix._defaults.POOLED_MAX_TRIALS` trials per task), at horizons beyond
+    the pair's trials the intervals and band also take in the pooled model's
+    differences (:class:`PooledMethod`, one joint fit of every system): a system's
+    own counts cannot check its Beta tail near 0 there, which decides Pass@k far
+    beyond the trials, and the pooled model reads the tasks' order off the other
+    systems (``docs/results/compare/rare.md``). The estimates stay the mixtures'.
+    """
 
     name = "mixture"
+
+    def __init__(self, pooled_beyond: bool = False, interval: str | None = None) -> None:
+        if interval is not None and interval not in PAIR_INTERVALS:
+            raise ValueError(f"unknown interval {interval!r}; expected one of "
+                             f"{', '.join(map(repr, PAIR_INTERVALS))}.")
+        self.pooled_beyond = bool(pooled_beyond)
+        # the pooled differences' interval method where they are spanned (PooledMethod's)
+        self.interval = interval
 
     def __call__(self, setup: PairSetup) -> PairDifferences:
         fits: dict = {}
         parts = [self.pair(setup, ia, ib, mask, setup.fit_kwargs, fits)
                  for (ia, ib), mask in zip(setup.pairs, setup.shared)]
         details = {"fits": {setup.panel.systems[i]: f for (i, _), f in fits.items()}}
-        return PairDifferences(parts, details, [self.name] * len(parts))
+        pair_methods = [self.name] * len(parts)
+        if self.pooled_beyond:
+            self._span_pooled(setup, parts, pair_methods, details)
+        return PairDifferences(parts, details, pair_methods)
+
+    def _span_pooled(self, setup: PairSetup, parts: list, pair_methods: list,
+                     details: dict) -> None:
+        """Widen each pair's intervals beyond its trials to take in the pooled model's."""
+        panel = setup.panel
+        beyond = [setup.k > min(int(panel.trials[ia][mask].max()), int(panel.trials[ib][mask].max()))
+                  for (ia, ib), mask in zip(setup.pairs, setup.shared)]
+        if not any(b.any() for b in beyond):
+            return
+        far = np.unique(np.concatenate([setup.k[b] for b in beyond]))
+        # the pooled differences at those horizons only; its own fit options are its defaults
+        pooled = PooledMethod(self.interval)(replace(setup, k=far, fit_kwargs={}))
+        details["pooled_fit"] = pooled.details["fit"]
+        details["pooled_beyond"] = far
+        for n, (part, wide) in enumerate(zip(parts, pooled.parts)):
+            at = np.flatnonzero(beyond[n])
+            if at.size == 0:
+                continue
+            take = np.searchsorted(far, setup.k[at])
+            for low, high in (("lower", "upper"),) + ((("band_lower", "band_upper"),)
+                                                     if setup.band else ()):
+                part[low][at] = np.fmin(part[low][at], wide[low][take])
+                part[high][at] = np.fmax(part[high][at], wide[high][take])
+            part["se"][at] = np.fmax(part["se"][at], wide["se"][take])
+            pair_methods[n] = "mixture+pooled"
 
     def pair(self, setup: PairSetup, ia: int, ib: int, shared: np.ndarray,
              fit_kwargs: dict, fits: dict) -> dict[str, Any]:
@@ -395,7 +440,7 @@ PAIR_METHODS = {cls.name: cls for cls in (PooledMethod, PosteriorMethod, DirectM
 
 
 def pair_method(name: str, *, interval: str | None = None, n_boot: int = 4000,
-                check: bool = False) -> PairMethod:
+                check: bool = False, pooled_beyond: bool = False) -> PairMethod:
     """The method object of `name`, with the options that apply to it.
 
     Examples
@@ -411,6 +456,8 @@ def pair_method(name: str, *, interval: str | None = None, n_boot: int = 4000,
         return PooledMethod(interval, check)
     if name == "direct":
         return DirectMethod(n_boot)
+    if name == "mixture":
+        return MixtureMethod(pooled_beyond, interval if pooled_beyond else None)
     return PAIR_METHODS[name]()
 
 

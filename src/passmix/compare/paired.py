@@ -107,7 +107,9 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
         the intervals joined (conservative, any k); NUTS draws of the pooled
         model (:func:`passmix.sample_pooled`: credible intervals, a
         simultaneous credible band and ``P(b > a)``); or ``"auto"``: pooled up
-        to 20 trials per task, the mixture beyond (see the module docstring).
+        to 20 trials per task, the mixture beyond, spanning the pooled
+        model's differences beyond the pair's trials (see the module
+        docstring).
         Or a method object of :mod:`passmix.compare.methods` with its options
         (``PooledMethod(interval="delta")``); `interval` and `n_boot` then do
         not apply.
@@ -182,7 +184,8 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
     if chosen is None:
         # "auto" that chose the pooled model checks each pair against its own trials
         chosen = pair_method(name, interval=interval, n_boot=n_boot,
-                             check=bool(why) and name == "pooled")
+                             check=bool(why) and name == "pooled",
+                             pooled_beyond=bool(why) and name == "mixture")
     pairs = _pairs(panel, a, b)
     setup = PairSetup(panel=panel, pairs=pairs, shared=[_shared(panel, *p) for p in pairs],
                       metric=metric, k=k_arr, level=level, band=band, seed=seed,
@@ -198,6 +201,10 @@ def compare(data: Any, a: Hashable | None = None, b: Hashable | None = None, *, 
                 else f"; {refuted} of {len(pairs)} pairs' trials refute the pooled curve "
                      f"(p < {CHECK_LEVEL}), and their intervals also take in the per-system "
                      "mixtures'")
+    if "pooled_beyond" in details:
+        details["why"] += (f"; at k = {', '.join(map(str, details['pooled_beyond']))}, beyond "
+                           "the pairs' trials, the intervals also take in the pooled model's "
+                           "differences (task difficulties shared by all systems)")
     stacked = {key: np.array([part[key] for part in answer.parts]) for key in answer.parts[0]}
     systems = panel.systems
     return Comparison(method=name, metric=metric, k=k_arr, level=level,
