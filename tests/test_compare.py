@@ -279,6 +279,21 @@ class TestMixture:
         assert np.all(np.mean(mixture, axis=0) >= 0.85), np.mean(mixture, axis=0)
 
 
+def _rare_heavy_pair() -> Panel:
+    """rare_coverage's design (heavy-tailed difficulties 1.5 t3, 159 tasks, m = 60, mean
+    rates log-even from 1e-4 to 1e-2), replicate 4's pair (r4, r5): rates 4.6e-3 and 1e-2,
+    where the mixtures' and the pooled model's intervals part far beyond the trials."""
+    from scipy.optimize import brentq
+    from scipy.special import expit
+
+    rng = np.random.default_rng([49, 4, sum(map(ord, "heavy"))])
+    d = 1.5 * rng.standard_t(3, 159)
+    targets = np.geomspace(1e-4, 1e-2, 7)
+    shift = [brentq(lambda x, t=t: expit(x - d).mean() - t, -60.0, 20.0) for t in targets]
+    y = rng.binomial(60, expit(np.array(shift)[:, None] - d[None, :]))
+    return Panel(y[[4, 5]], np.full((2, 159), 60), systems=["a", "b"])
+
+
 class TestAuto:
     def test_pooled_up_to_twenty_trials_and_the_mixture_beyond(self):
         rng = np.random.default_rng(0)
@@ -294,17 +309,7 @@ class TestAuto:
         # rare_coverage's lesson (docs/results/compare/rare.md): a system's own counts cannot
         # check its Beta tail near 0, so beyond the trials the pair's intervals also take in
         # the pooled model's differences; within the trials they are the mixtures' alone.
-        # The panel is that study's design (heavy-tailed difficulties 1.5 t3, 159 tasks,
-        # m = 60, mean rates 4.6e-3 and 1e-2), replicate 4 of its pair (r4, r5).
-        from scipy.optimize import brentq
-        from scipy.special import expit
-
-        rng = np.random.default_rng([49, 4, sum(map(ord, "heavy"))])
-        d = 1.5 * rng.standard_t(3, 159)
-        targets = np.geomspace(1e-4, 1e-2, 7)
-        shift = [brentq(lambda x, t=t: expit(x - d).mean() - t, -60.0, 20.0) for t in targets]
-        y = rng.binomial(60, expit(np.array(shift)[:, None] - d[None, :]))
-        panel = Panel(y[[4, 5]], np.full((2, 159), 60), systems=["a", "b"])
+        panel = _rare_heavy_pair()
         k = [60, 6000]
         auto = passmix.compare(panel, "a", "b", k=k, seed=0)
         mixture = passmix.compare(panel, "a", "b", k=k, method="mixture", seed=0)
@@ -323,6 +328,29 @@ class TestAuto:
         # test would not tell the union from either
         assert pooled.lower[0, 0] < mixture.lower[0, 1] - 0.1
         assert pooled.upper[0, 0] > mixture.upper[0, 1] + 0.1
+
+    def test_rank_past_twenty_trials_spans_the_pooled_model_beyond_the_trials(self):
+        # the mirror of estimate_table's auto there: each system's interval beyond its trials
+        # also spans the pooled model's at the same (Bonferroni) level; the rest is the
+        # mixtures'.
+        panel = _rare_heavy_pair()
+        auto = passmix.rank(panel, [60, 6000], seed=0)
+        mixture = passmix.rank(panel, [60, 6000], method="mixture", seed=0)
+        assert auto.method == "mixture" and "k = 6000, beyond the trials" in auto.info()["why"]
+        fit = auto.details["pooled_fit"]
+        ours, theirs = (r.summary().set_index(["k", "system"]).sort_index()
+                        for r in (auto, mixture))
+        same = ["estimate", "se", "rank", "rank_lower", "rank_upper"]
+        pd.testing.assert_frame_equal(ours[same], theirs[same])
+        pd.testing.assert_frame_equal(ours.loc[60], theirs.loc[60])
+        parted = 0
+        for label in ("a", "b"):
+            lo, hi = fit.system(label).interval("pass@k", 6000, 1 - 0.05 / 2)
+            mine = theirs.loc[(6000, label)]
+            assert ours.loc[(6000, label), "lower"] == pytest.approx(min(lo, mine["lower"]))
+            assert ours.loc[(6000, label), "upper"] == pytest.approx(max(hi, mine["upper"]))
+            parted += (lo < mine["lower"] - 0.01) or (hi > mine["upper"] + 0.01)
+        assert parted >= 1
 
     @pytest.mark.slow
     @pytest.mark.study

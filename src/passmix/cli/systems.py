@@ -114,7 +114,8 @@ def compare(ctx: click.Context, file: Path | None, example: bool, group_by: tupl
 @click.option("--method", type=click.Choice(RANK_METHODS, case_sensitive=False),
               default="auto", help="auto: pooled up to 20 trials per task (beyond the "
                                    "trials, each system's interval also spans its mixture's), "
-                                   "mixture beyond 20.")
+                                   "mixture beyond 20 (each interval beyond the trials also "
+                                   "spans the pooled model's).")
 @click.option("--interval", type=click.Choice(INTERVAL_METHODS, case_sensitive=False),
               default=None, help="Each system's simultaneous interval [default: profile, "
                                  "delta where the pooled fit is too large to profile].")

@@ -116,7 +116,10 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str | RankMethod = "au
         beyond, as :func:`passmix.compare` decides; where it pools, at horizons
         beyond some system's trials each system's interval also spans its own
         mixture's, as :func:`passmix.estimate_table` does (the estimates, ranks
-        and rank intervals stay pooled). A method object is taken as it is,
+        and rank intervals stay pooled); where it keeps the mixtures and the
+        systems share tasks, each system's interval beyond its trials also
+        spans the pooled model's (the estimates, ranks and rank intervals stay
+        the mixtures'). A method object is taken as it is,
         with its own `interval`.
     interval : {"profile", "delta"}, optional
         How each system's simultaneous interval is found: profile likelihood or
@@ -167,8 +170,11 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str | RankMethod = "au
                              "posterior draws: rank the fit the draws started from, "
                              "passmix.bayes.pooled.pooled_fit(draws).")
         # "auto" that chose the pooled model leans on its curve within the trials only
+        # "auto" that kept the mixtures spans the pooled model beyond the trials
         chosen = (PooledRanking(mixture_beyond=True, interval=interval)
-                  if name == "pooled" and why else RANK_METHOD_CLASSES[name](interval=interval))
+                  if name == "pooled" and why else
+                  MixtureRanking(pooled_beyond=True, interval=interval)
+                  if name == "mixture" and why else RANK_METHOD_CLASSES[name](interval=interval))
     elif interval is not None and interval != chosen.interval:
         raise ValueError(f"interval={interval!r} and a method object with interval="
                          f"{chosen.interval!r}: give the interval to the method object.")
@@ -181,6 +187,10 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str | RankMethod = "au
                            "beyond the trials, where no check sees systems that order the "
                            "tasks differently, each system's interval also spans its own "
                            "mixture's")
+    if "pooled_beyond" in details:
+        details["why"] += (f"; at k = {', '.join(map(str, details['pooled_beyond']))}, "
+                           "beyond the trials, each system's interval also spans the pooled "
+                           "model's (task difficulties shared by all systems)")
     details["interval"] = chosen.interval or _default_interval(details.get("fit"))
     return Ranking(table=pd.concat(frames, ignore_index=True), method=name, metric=metric,
                    level=level, details=details)
@@ -315,14 +325,54 @@ class PooledRanking(RankMethod):
 class MixtureRanking(RankMethod):
     """Each system's own Beta mixture (independent, conservative): Bonferroni-level profile
     intervals over the systems, pairs joined by MOVER at the Bonferroni level over the
-    pairs."""
+    pairs.
+
+    With ``pooled_beyond=True`` (``method="auto"`` past 20 trials per task, where the
+    systems share tasks), each system's interval beyond its trials also spans the pooled
+    model's at the same level, as :func:`passmix.estimate_table` does there: a system's
+    own counts cannot check its Beta tail near 0, which decides Pass@k far beyond the
+    trials (``docs/results/rare_coverage.md``). The estimates, ranks and rank intervals
+    stay the mixtures'.
+    """
 
     name = "mixture"
 
+    def __init__(self, pooled_beyond: bool = False, interval: str | None = None) -> None:
+        super().__init__(interval)
+        self.pooled_beyond = bool(pooled_beyond)
+
+    def __repr__(self) -> str:
+        return (f"MixtureRanking(pooled_beyond={self.pooled_beyond}, "
+                f"interval={self.interval!r})")
+
     def __call__(self, setup: RankSetup, details: dict) -> list[pd.DataFrame]:
-        return _mixture_ranking(setup.panel, setup.k, setup.metric, setup.level,
-                                setup.n_draws, setup.rng, setup.seed, setup.fit_kwargs,
-                                details, self.interval or "profile")
+        frames = _mixture_ranking(setup.panel, setup.k, setup.metric, setup.level,
+                                  setup.n_draws, setup.rng, setup.seed, setup.fit_kwargs,
+                                  details, self.interval or "profile")
+        panel = setup.panel
+        most = np.array([int(panel.trials[s].max()) for s in range(panel.shape[0])])
+        beyond = setup.k > most.min()
+        shared = ((panel.trials > 0).sum(axis=0) >= 2).any()
+        if not (self.pooled_beyond and shared and beyond.any()):
+            return frames
+        from ..models.pooled.fit import fit_pooled
+
+        fit = fit_pooled(panel, seed=setup.seed)  # its own options: fit_kwargs are the mixtures'
+        details["pooled_fit"] = fit
+        details["pooled_beyond"] = setup.k[beyond].tolist()
+        level_sys = 1 - (1 - setup.level) / panel.shape[0]
+        out = list(frames)
+        for n in np.flatnonzero(beyond):
+            kv = int(setup.k[n])
+            frame = out[n].set_index("system")
+            for s in np.flatnonzero(kv > most):  # the systems this horizon is beyond
+                label = panel.systems[s]
+                lo, hi = fit.system(label).interval(setup.metric, kv, level_sys,
+                                                    method=self.interval)
+                frame.loc[label, "lower"] = np.fmin(frame.loc[label, "lower"], lo)
+                frame.loc[label, "upper"] = np.fmax(frame.loc[label, "upper"], hi)
+            out[n] = frame.reset_index()[out[n].columns]
+        return out
 
 
 #: the ranking methods by name (``"auto"`` is resolved by :func:`rank` first)
