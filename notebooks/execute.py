@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 import tempfile
@@ -61,9 +62,12 @@ def execute(nb, dirs: list[str], cwd: Path, timeout: int = CELL_TIMEOUT):
 
 #: a number as printed: sign, digits, decimals, exponent (NaN and inf are words)
 _NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
-#: a tagged cell's tolerance (relative, absolute): a few Monte Carlo standard errors of
-#: the notebooks' posterior summaries (500-1,000 draws a chain)
-MONTE_CARLO = (0.05, 0.01)
+#: a ``monte-carlo`` cell's tolerance (relative, absolute): about four Monte Carlo standard
+#: errors of the notebooks' posterior summaries (1,000-4,000 draws; the 2.5% quantile of a
+#: metric far beyond the trials is the loosest, about a tenth of its posterior sd each run)
+MONTE_CARLO = (0.15, 0.04)
+#: a cell whose numbers are chaotic by design (a sampler shown failing): its words are held
+WORDS_ONLY = "words-only"
 #: what differs between runs without saying anything: object addresses
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
 
@@ -86,10 +90,14 @@ def differences(committed, fresh, *, rel: float = 2e-3, abs_: float = 1e-4) -> l
 
     The words must be the same (whitespace aside), and each number within `rel` of the
     committed one or `abs_` of it: a NaN where a number stood, a changed count or a
-    moved interval is a difference; the last digit of an optimum is not. A cell tagged
-    ``monte-carlo`` (posterior draws: NUTS amplifies the last bit of its starting point,
-    so a seed fixes its draws on one machine only) is held to its Monte Carlo error
-    instead, `MONTE_CARLO` (relative, absolute).
+    moved interval is a difference; the last digit of an optimum is not.
+
+    Posterior draws are reproducible from a seed only on one machine with one set of
+    releases: NUTS amplifies the last bit of its starting point, and a new PyMC, PyTensor
+    or NumPy moves it (CI resolves the releases of the day). So a cell tagged
+    ``monte-carlo`` is held to its Monte Carlo error instead, `MONTE_CARLO` (relative,
+    absolute), and a cell tagged ``words-only`` (a sampler shown failing, whose r-hat and
+    effective sizes are chaotic) to its words and the count of its numbers.
 
     Examples
     --------
@@ -110,22 +118,30 @@ def differences(committed, fresh, *, rel: float = 2e-3, abs_: float = 1e-4) -> l
         return [f"{len(code)} code cells committed, {len(new)} run"]
     for (i, old), cell in zip(code, new):
         a, b = cell_text(old), cell_text(cell)
-        r, t = MONTE_CARLO if "monte-carlo" in old.metadata.get("tags", []) else (rel, abs_)
-        words_a, words_b = _NUMBER.split(a), _NUMBER.split(b)
-        nums_a = [float(x) for x in _NUMBER.findall(a)]
-        nums_b = [float(x) for x in _NUMBER.findall(b)]
-        same = ([" ".join(w.split()) for w in words_a] == [" ".join(w.split()) for w in words_b]
-                and len(nums_a) == len(nums_b)
-                and all(abs(x - y) <= max(t, r * abs(x)) for x, y in zip(nums_a, nums_b)))
-        if not same:
-            found.append(f"cell {i}: {_first_change(a, b)}")
+        tags = old.metadata.get("tags", [])
+        r, t = MONTE_CARLO if "monte-carlo" in tags else (rel, abs_)
+        if WORDS_ONLY in tags:
+            r, t = 0.0, math.inf
+        if not _same(a, b, r, t):
+            found.append(f"cell {i}: {_first_change(a, b, r, t)}")
     return found
 
 
-def _first_change(a: str, b: str) -> str:
-    """The first line that differs, committed then fresh, for the message."""
+def _same(a: str, b: str, rel: float, abs_: float) -> bool:
+    """The same words (whitespace aside) and numbers within tolerance, in order."""
+    words_a, words_b = _NUMBER.split(a), _NUMBER.split(b)
+    nums_a = [float(x) for x in _NUMBER.findall(a)]
+    nums_b = [float(x) for x in _NUMBER.findall(b)]
+    return ([" ".join(w.split()) for w in words_a] == [" ".join(w.split()) for w in words_b]
+            and len(nums_a) == len(nums_b)
+            and all(abs(x - y) <= max(abs_, rel * abs(x)) for x, y in zip(nums_a, nums_b)))
+
+
+def _first_change(a: str, b: str, rel: float, abs_: float) -> str:
+    """The first line that differs beyond the tolerance, committed then fresh, for the
+    message (the whole text when the lines do not pair up)."""
     for x, y in zip_longest(a.splitlines(), b.splitlines(), fillvalue=""):
-        if " ".join(x.split()) != " ".join(y.split()):
+        if not _same(x, y, rel, abs_):
             return f"{x.strip()[:160]!r} became {y.strip()[:160]!r}"
     return f"{a.strip()[:160]!r} became {b.strip()[:160]!r}"
 

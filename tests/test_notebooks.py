@@ -117,15 +117,28 @@ class TestDifferences:
         assert found == [f"cell 2: 'H = 2 scores 14.61 worse' became {fresh!r}"]
 
     def test_a_monte_carlo_cell_is_held_to_its_monte_carlo_error(self):
-        old = _with_stdout("posterior 0.087 0.138 certified")
-        near = _with_stdout("posterior 0.088 0.136 certified")
-        far = _with_stdout("posterior 0.120 0.136 certified")
+        old = _with_stdout("posterior 0.087 0.138 certified\ness 1993")
+        near = _with_stdout("posterior 0.098 0.112 certified\ness 2210")
+        far = _with_stdout("posterior 0.087 0.190 certified\ness 1993")
         assert script.differences(old, near) != []  # untagged: the 2e-3 rule
         old.cells[0].metadata["tags"] = ["monte-carlo"]
         assert script.differences(old, near) == []
+        # the message names the line whose number moved, not the first line that changed
+        far_ess = _with_stdout("posterior 0.088 0.138 certified\ness 2400")
+        assert script.differences(old, far_ess) == ["cell 1: 'ess 1993' became 'ess 2400'"]
         assert script.differences(old, far) == [
-            "cell 1: 'posterior 0.087 0.138 certified' became 'posterior 0.120 0.136 certified'"]
-        assert script.differences(old, _with_stdout("posterior 0.087 0.138 refuted")) != []
+            "cell 1: 'posterior 0.087 0.138 certified' became 'posterior 0.087 0.190 certified'"]
+        assert script.differences(old, _with_stdout("posterior 0.087 0.138 refuted\ness 1993")) != []
+
+    def test_a_words_only_cell_is_held_to_its_words(self):
+        old = _with_stdout("r_hat > 1.01 for logit_mean_first (2.325)\nbulk ESS 3")
+        old.cells[0].metadata["tags"] = ["words-only"]
+        assert script.differences(old, _with_stdout(
+            "r_hat > 1.01 for logit_mean_first (1.7)\nbulk ESS 11")) == []
+        for fresh in ("r_hat > 1.01 for log_concentration (2.325)\nbulk ESS 3",
+                      "r_hat > 1.01 for logit_mean_first (2.325)\nbulk ESS NaN",
+                      "r_hat > 1.01 for logit_mean_first (2.325)"):
+            assert script.differences(old, _with_stdout(fresh)) != []
 
     def test_tables_figures_and_stderr(self):
         old, new = _with_stdout("a"), _with_stdout("a")
