@@ -237,26 +237,25 @@ def estimate_table(
     method_note = None
     # auto's two models: the first gives the estimates, and beyond a group's trials its
     # intervals also span the second's
-    split = False
     second: list[str] = []
     if isinstance(method, str) and method.lower() == "auto":
         method, why = auto_method(groups)
         if method == "pooled":
-            split, second = True, ["mixture"]
+            second = ["mixture"]
         elif len(groups) > 1 and shares_tasks(groups) and np.any(
                 ks > min(int(np.max(c.trials, initial=0)) for c in groups.values())):
             # beyond the trials a group's own mixture rests on its Beta tail near 0, which
             # its counts cannot check; the pooled model reads the tasks' order off the other
             # groups. Where successes are rare each alone under-covers where the other
             # covers (docs/results/rare_coverage.md)
-            split, second = True, ["pooled"]
+            second = ["pooled"]
         if len(groups) > 1:  # one group has nothing to pool: nothing to say
             method_note = f"method auto chose {method}: {why}"
-            if split and method == "pooled":
+            if second and method == "pooled":
                 method_note += ("; beyond the trials, where its one task order for every "
                                 "system cannot be checked, its intervals also span each "
                                 "group's own mixture")
-            elif split:
+            elif second:
                 method_note += ("; beyond the trials, where each group's tail of rare "
                                 "successes cannot be checked, its intervals also span the "
                                 "pooled model's, which reads the tasks' order off the other "
@@ -269,7 +268,7 @@ def estimate_table(
 
     work = functools.partial(
         _group_work, methods=methods, joint=joint, options=options, ks=ks, level=level,
-        interval=None if interval is None else interval.lower(), split=split)
+        interval=None if interval is None else interval.lower(), split=bool(second))
 
     from tqdm import tqdm
 

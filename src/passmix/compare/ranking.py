@@ -199,9 +199,10 @@ def rank(data: Any, k, *, metric: str = "pass@k", method: str | RankMethod = "au
 def _default_interval(fit) -> str:
     """The intervals the systems got with no `interval` asked (a pooled `fit`, or None for
     the mixtures)."""
-    if fit is None or fit.profiles_by_default:
+    if fit is None:
         return "profile"
-    return "delta (profile for a system on its bound)" if fit.on_bound else "delta"
+    methods = {fit.default_method(i) for i in range(len(fit.systems))}
+    return methods.pop() if len(methods) == 1 else "delta (profile for a system on its bound)"
 
 
 @dataclass(frozen=True)
@@ -287,15 +288,9 @@ class PooledRanking(RankMethod):
                                                    self.interval or "profile")
         details["fits"] = dict(zip(panel.systems, fits))
         details["mixture_beyond"] = k_far.tolist()
-        out = list(frames)
-        for c, n in enumerate(np.flatnonzero(beyond)):
-            own = k_far[c] > most  # the systems this horizon is beyond
-            frame = out[n].set_index("system")
-            names = [panel.systems[s] for s in np.flatnonzero(own)]
-            frame.loc[names, "lower"] = np.fmin(frame.loc[names, "lower"], lower[own, c])
-            frame.loc[names, "upper"] = np.fmax(frame.loc[names, "upper"], upper[own, c])
-            out[n] = frame.reset_index()[out[n].columns]
-        return out
+        ends = np.full((2, len(panel.systems), len(setup.k)), np.nan)
+        ends[0][:, beyond], ends[1][:, beyond] = lower, upper
+        return _span_beyond(frames, setup, most, *ends)
 
     def _pooled(self, setup: RankSetup, details: dict) -> list[pd.DataFrame]:
         fit = setup.given
@@ -361,18 +356,30 @@ class MixtureRanking(RankMethod):
         details["pooled_fit"] = fit
         details["pooled_beyond"] = setup.k[beyond].tolist()
         level_sys = 1 - (1 - setup.level) / panel.shape[0]
-        out = list(frames)
+        ends = np.full((2, len(panel.systems), len(setup.k)), np.nan)
         for n in np.flatnonzero(beyond):
-            kv = int(setup.k[n])
-            frame = out[n].set_index("system")
-            for s in np.flatnonzero(kv > most):  # the systems this horizon is beyond
-                label = panel.systems[s]
-                lo, hi = fit.system(label).interval(setup.metric, kv, level_sys,
-                                                    method=self.interval)
-                frame.loc[label, "lower"] = np.fmin(frame.loc[label, "lower"], lo)
-                frame.loc[label, "upper"] = np.fmax(frame.loc[label, "upper"], hi)
-            out[n] = frame.reset_index()[out[n].columns]
-        return out
+            for s in np.flatnonzero(setup.k[n] > most):  # the systems this horizon is beyond
+                ends[:, s, n] = fit.system(panel.systems[s]).interval(
+                    setup.metric, int(setup.k[n]), level_sys, method=self.interval)
+        return _span_beyond(frames, setup, most, *ends)
+
+
+def _span_beyond(frames: list[pd.DataFrame], setup: RankSetup, most: np.ndarray,
+                 lower: np.ndarray, upper: np.ndarray) -> list[pd.DataFrame]:
+    """Each system's interval at each horizon beyond its trials (`most`, the most any of its
+    tasks had), widened to hold another model's ends; `lower` and `upper` are
+    (systems, horizons) over ``setup.k``. Estimates, ranks and rank intervals stay."""
+    out = list(frames)
+    for n, kv in enumerate(setup.k):
+        own = kv > most
+        if not own.any():
+            continue
+        frame = out[n].set_index("system")
+        names = [setup.panel.systems[s] for s in np.flatnonzero(own)]
+        frame.loc[names, "lower"] = np.fmin(frame.loc[names, "lower"], lower[own, n])
+        frame.loc[names, "upper"] = np.fmax(frame.loc[names, "upper"], upper[own, n])
+        out[n] = frame.reset_index()[out[n].columns]
+    return out
 
 
 #: the ranking methods by name (``"auto"`` is resolved by :func:`rank` first)
