@@ -316,6 +316,7 @@ class TestAuto:
         pooled = passmix.compare(panel, "a", "b", k=[6000], method="pooled", seed=0)
         assert auto.method == "mixture" and auto.pair_methods == ("mixture+pooled",)
         assert "k = 6000, beyond the pairs' trials" in auto.info()["why"]
+        assert auto.summary()["method"].tolist() == ["mixture", "mixture+pooled"]
         np.testing.assert_array_equal(auto.estimate, mixture.estimate)
         for ends in ("lower", "upper", "band_lower", "band_upper"):
             assert getattr(auto, ends)[0, 0] == getattr(mixture, ends)[0, 0]

@@ -238,6 +238,7 @@ class MixtureMethod(PairMethod):
         pooled = PooledMethod(self.interval)(replace(setup, k=far, fit_kwargs={}))
         details["pooled_fit"] = pooled.details["fit"]
         details["pooled_beyond"] = far
+        details["spanned"] = np.array(beyond)  # (pairs, horizons): where the pooled is in
         for n, (part, wide) in enumerate(zip(parts, pooled.parts)):
             at = np.flatnonzero(beyond[n])
             if at.size == 0:

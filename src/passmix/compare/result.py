@@ -51,7 +51,10 @@ class Comparison:
         Tasks both systems ran, per pair.
     pair_methods : tuple of str
         The method each pair got (``"pooled+mixture"`` where ``method="auto"``
-        found the pooled curve refuted).
+        found the pooled curve refuted; ``"mixture+pooled"`` where, past 20
+        trials, its intervals beyond the pair's trials also span the pooled
+        model's: :meth:`summary` then says ``"mixture"`` at the horizons within
+        them).
     p_b_better : numpy.ndarray or None
         With ``method="posterior"``, the posterior probability that b's
         metric exceeds a's; else None.
@@ -127,6 +130,11 @@ class Comparison:
         ``p_b_better`` with ``method="posterior"``.
         """
         n_pairs, n_k = self.estimate.shape
+        methods = np.repeat(np.array(self.pair_methods or [self.method] * n_pairs,
+                                     dtype=object)[:, None], n_k, axis=1)
+        spanned = self.details.get("spanned")
+        if spanned is not None:  # the pooled model is in only beyond each pair's trials
+            methods[(methods == "mixture+pooled") & ~spanned] = "mixture"
         a = [p[0] for p in self.pairs for _ in range(n_k)]
         b = [p[1] for p in self.pairs for _ in range(n_k)]
         table = pd.DataFrame({
@@ -135,7 +143,7 @@ class Comparison:
             "lower": self.lower.ravel(), "upper": self.upper.ravel(),
             "band_lower": self.band_lower.ravel(), "band_upper": self.band_upper.ravel(),
             "certified": self.certified.ravel(),
-            "method": np.repeat(list(self.pair_methods or [self.method] * n_pairs), n_k),
+            "method": methods.ravel(),
             "value_a": self.value_a.ravel(), "value_b": self.value_b.ravel(),
             "n_tasks": np.repeat(self.n_tasks, n_k)})
         if self.p_b_better is not None:
