@@ -2,6 +2,7 @@
 
 Run:  python docs/results/rare_coverage.py [--reps 40] [--truths logistic heavy impossible]
                                            [--methods mixture pooled] [--jobs 2] [--report]
+                                           [--update]
 
 Issue 49's rare-success regime (jailbreak attacks, hard agentic tasks), the
 design of ``benchmarks/bench_rare.py``: each replicate draws 159 task
@@ -30,7 +31,9 @@ the pooled model's). The target is
 each system's Pass@k over the replicate's own 159 tasks, at k = 60 (the
 trials), 600, 1200 and 6000 (issue 49's horizons). Writes
 ``rare_coverage.csv.gz`` (every interval) and ``rare_coverage.md`` beside this
-script; ``--report`` remakes the table from the csv.
+script; ``--report`` remakes the table from the csv, and ``--update`` replaces only
+the rows of the truths and methods run (the others keep theirs, and the table lists
+every command that made its rows).
 """
 
 from __future__ import annotations
@@ -144,13 +147,14 @@ def report(df: pd.DataFrame, commands: list[str]) -> str:
     by_rate = (df[df["k"] == K[-1]].groupby(["truth", "method", "rate"], sort=False)
                ["covered"].mean().unstack("rate"))
     by_rate.columns = [f"{r:.0e}" for r in by_rate.columns]
-    reps = df.groupby("truth")["rep"].nunique().to_dict()
+    reps = ", ".join(f"{t} {m} {n}" for (t, m), n in
+                     df.groupby(["truth", "method"], sort=False)["rep"].nunique().items())
     return ("# Coverage where successes are rare\n\n" + "\n".join(commands) + "\n\n"
             "See the script's docstring for the simulation. Coverage of 95% intervals of "
             "each system's Pass@k over its replicate's own 159 tasks; the share of truths "
             "below the lower end; mean width, bias and MAE in points; CPU seconds per "
             f"system (fit and intervals); n intervals a cell (7 systems a replicate; "
-            f"replicates: {reps}).\n\n"
+            f"replicates of each truth and method: {reps}).\n\n"
             + table.round({"coverage": 2, "below": 2, "width": 1, "bias": 2, "mae": 2,
                            "cpu": 1}).to_markdown(index=False)
             + f"\n\nCoverage at k = {K[-1]} by each system's rate:\n\n"
@@ -164,25 +168,33 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=["mixture", "pooled"])
     parser.add_argument("--jobs", type=int, default=1, help="processes (joblib)")
     parser.add_argument("--report", action="store_true", help="remake the table from the csv")
+    parser.add_argument("--update", action="store_true",
+                        help="replace only the rows of these truths and methods in the csv")
     parser.add_argument("--out", default=str(HERE / "rare_coverage"))
     args = parser.parse_args()
-    if args.report:
+    if args.report or args.update:
         text = Path(f"{args.out}.md").read_text().split("\n\n")[1]
         df = pd.read_csv(f"{args.out}.csv.gz")
         commands = text.splitlines()
-    else:
+    if not args.report:
         from joblib import Parallel, delayed
 
         started = time.perf_counter()
         jobs = [(truth, rep) for rep in range(args.reps) for truth in args.truths]
         parts = Parallel(n_jobs=args.jobs)(delayed(replicate)(truth, rep, args.methods)
                                            for truth, rep in jobs)
-        df = pd.DataFrame([row for part in parts for row in part])
+        new = pd.DataFrame([row for part in parts for row in part])
+        command = (f"`python docs/results/rare_coverage.py --reps {args.reps} "
+                   f"--truths {' '.join(args.truths)} --methods {' '.join(args.methods)} "
+                   f"--jobs {args.jobs}{' --update' if args.update else ''}` "
+                   f"({(time.perf_counter() - started) / 60:.0f} minutes on 2 cores).")
+        if args.update:
+            kept = ~(df["truth"].isin(args.truths) & df["method"].isin(args.methods))
+            df = pd.concat([df[kept], new], ignore_index=True)
+            commands = [*commands, "Then " + command]
+        else:
+            df, commands = new, ["Made by " + command]
         df.to_csv(f"{args.out}.csv.gz", index=False)
-        commands = [f"Made by `python docs/results/rare_coverage.py --reps {args.reps} "
-                    f"--truths {' '.join(args.truths)} --methods {' '.join(args.methods)} "
-                    f"--jobs {args.jobs}` ({(time.perf_counter() - started) / 60:.0f} "
-                    "minutes on 2 cores)."]
     text = report(df, commands)
     Path(f"{args.out}.md").write_text(text)
     print(text)

@@ -46,6 +46,7 @@ python docs/results/pooled_check.py --reps 40
 python docs/results/two_component_properties.py --sets 150
 python docs/results/zero_inflated.py
 python docs/results/rare_coverage.py --reps 20 --jobs 2
+python docs/results/rare_coverage.py --reps 100 --truths logistic --methods mixture pooled --jobs 2 --update
 python docs/results/compare/compare_rare.py --reps 20 --jobs 2
 # reads the default ends that shape_coverage.py and beyond_the_trials/math_coverage.py wrote
 # (hours on 2 cores, not run here: re-run them first when the default intervals change)
